@@ -1,0 +1,398 @@
+//! The catalogue HTTP API of DESIGN §4: its wire types, shared by the client here and the
+//! server in `operator`, and the client the gateway uses to list, fetch and run tools.
+//!
+//! Every network failure becomes a typed [`Error`] with the retry semantics of DESIGN §6;
+//! nothing here panics on what a server sends. Bodies are read up to
+//! [`API_BODY_BYTES`](crate::limits::API_BODY_BYTES), never unbounded.
+
+use std::time::Duration;
+
+use reqwest::header::{AUTHORIZATION, ETAG, IF_NONE_MATCH, RETRY_AFTER};
+use reqwest::{StatusCode, Url};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::catalogue::manifest::Runtime;
+use crate::error::Error;
+use crate::limits::API_BODY_BYTES;
+
+/// Body of `POST /api/tools/{slug}/run`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRequest {
+    /// The tool's params object.
+    #[serde(default = "empty_object")]
+    pub params: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// A successful run answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunAnswer {
+    /// Always true here; failures use [`ErrorBody`].
+    pub success: bool,
+    /// What the tool returned.
+    #[serde(default)]
+    pub result: Value,
+    /// How long the run took on the API's side.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// What the tool printed on stdout, when it printed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stdout: String,
+    /// What the tool printed on stderr, when it printed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+}
+
+/// The error body every API failure carries (DESIGN §6 shape).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// Always false.
+    pub success: bool,
+    /// What went wrong, for people.
+    pub error: String,
+    /// The stable code.
+    pub code: String,
+    /// Whether the same call may succeed later.
+    pub retryable: bool,
+    /// Close matches, for `TOOL_NOT_FOUND`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<String>,
+}
+
+impl From<&Error> for ErrorBody {
+    fn from(e: &Error) -> Self {
+        let candidates = match e {
+            Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } => {
+                candidates.clone()
+            }
+            _ => Vec::new(),
+        };
+        ErrorBody {
+            success: false,
+            error: e.to_string(),
+            code: e.code().to_owned(),
+            retryable: e.retryable(),
+            candidates,
+        }
+    }
+}
+
+/// Answer of `GET /api/tools/{slug}/source`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SourceAnswer {
+    /// The language of `source`.
+    pub runtime: Runtime,
+    /// The code.
+    pub source: String,
+}
+
+/// Answer of `GET /api/health`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Health {
+    /// True while the server can answer.
+    pub ok: bool,
+    /// How many tools it serves.
+    pub tools: usize,
+}
+
+/// Answer of a conditional list request.
+#[derive(Debug)]
+pub enum ListAnswer {
+    /// A new list, with its ETag when the API sent one.
+    Fresh {
+        /// The whole list answer body.
+        body: Vec<u8>,
+        /// The ETag to send next time.
+        etag: Option<String>,
+    },
+    /// 304: the list the caller holds is current.
+    NotModified,
+}
+
+/// A client of one catalogue API.
+#[derive(Debug, Clone)]
+pub struct ApiClient {
+    base: Url,
+    key: Option<String>,
+    timeout: Duration,
+    http: reqwest::Client,
+}
+
+impl ApiClient {
+    /// A client for `base` (already in its `/api` form).
+    pub fn new(base: &str, key: Option<String>, timeout: Duration) -> Result<ApiClient, String> {
+        let mut base =
+            Url::parse(base).map_err(|e| format!("API URL \"{base}\" is not a URL: {e}"))?;
+        if base.cannot_be_a_base() {
+            return Err(format!("API URL \"{base}\" cannot be a base URL"));
+        }
+        base.path_segments_mut()
+            .map_err(|_| "API URL cannot be a base".to_owned())?
+            .pop_if_empty();
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(ApiClient {
+            base,
+            key,
+            timeout,
+            http,
+        })
+    }
+
+    /// The `/api` base, for messages.
+    pub fn base(&self) -> &str {
+        self.base.as_str()
+    }
+
+    /// `GET /api/tools`, conditional on `etag`.
+    pub async fn list(&self, etag: Option<&str>) -> Result<ListAnswer, Error> {
+        let url = self.url(&["tools"]);
+        let mut request = self.authorised(self.http.get(url.clone()));
+        if let Some(etag) = etag {
+            request = request.header(IF_NONE_MATCH, etag);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&url, &e))?;
+        if response.status() == StatusCode::NOT_MODIFIED {
+            return Ok(ListAnswer::NotModified);
+        }
+        let etag = response
+            .headers()
+            .get(ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = self.success_body(&url, response).await?;
+        Ok(ListAnswer::Fresh { body, etag })
+    }
+
+    /// `GET /api/tools/{slug}/source`; `None` when the tool has none (404).
+    pub async fn source(&self, slug: &str) -> Result<Option<SourceAnswer>, Error> {
+        let url = self.url(&["tools", slug, "source"]);
+        let response = self
+            .authorised(self.http.get(url.clone()))
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&url, &e))?;
+        if response.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let body = self.success_body(&url, response).await?;
+        serde_json::from_slice(&body)
+            .map(Some)
+            .map_err(|e| bad_body(&url, &e))
+    }
+
+    /// `POST /api/tools/{slug}/run`.
+    pub async fn run(&self, slug: &str, params: &Value) -> Result<RunAnswer, Error> {
+        let url = self.url(&["tools", slug, "run"]);
+        let body = serde_json::json!({ "params": params });
+        let response = self
+            .authorised(self.http.post(url.clone()).json(&body))
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&url, &e))?;
+        let body = self.success_body(&url, response).await?;
+        serde_json::from_slice(&body).map_err(|e| bad_body(&url, &e))
+    }
+
+    fn url(&self, segments: &[&str]) -> Url {
+        let mut url = self.base.clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.extend(segments);
+        }
+        url
+    }
+
+    fn authorised(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.key {
+            Some(key) => request.header(AUTHORIZATION, format!("Bearer {key}")),
+            None => request,
+        }
+    }
+
+    fn transport_error(&self, url: &Url, e: &reqwest::Error) -> Error {
+        if e.is_timeout() {
+            Error::Timeout {
+                what: format!("The catalogue API request to {url}"),
+                after: self.timeout,
+            }
+        } else {
+            Error::ApiUnreachable {
+                url: url.to_string(),
+                reason: root_cause(e),
+            }
+        }
+    }
+
+    /// The body of a 2xx answer, or the error the status and body describe.
+    async fn success_body(
+        &self,
+        url: &Url,
+        mut response: reqwest::Response,
+    ) -> Result<Vec<u8>, Error> {
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        if response
+            .content_length()
+            .is_some_and(|n| n > API_BODY_BYTES as u64)
+        {
+            return Err(too_large(url));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.transport_error(url, &e))?
+        {
+            if body.len() + chunk.len() > API_BODY_BYTES {
+                return Err(too_large(url));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        if status.is_success() {
+            return Ok(body);
+        }
+        Err(status_error(status, retry_after, &body))
+    }
+}
+
+/// Maps a non-2xx answer to the error of DESIGN §6, keeping the API's own code where it
+/// names a failure of the call rather than of the API.
+fn status_error(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> Error {
+    let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
+    let message = parsed.as_ref().map(|b| b.error.clone()).unwrap_or_else(|| {
+        String::from_utf8_lossy(&body[..body.len().min(500)])
+            .trim()
+            .to_owned()
+    });
+    let message = if message.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_owned()
+    } else {
+        message
+    };
+    match status.as_u16() {
+        401 | 403 => {
+            return Error::Unauthorized {
+                status: status.as_u16(),
+                message,
+            };
+        }
+        429 => return Error::RateLimited { retry_after },
+        _ => {}
+    }
+    match parsed.as_ref().map(|b| b.code.as_str()) {
+        Some("INVALID_PARAMS") => Error::InvalidParams {
+            slug: String::new(),
+            violations: vec![message],
+        },
+        Some("EXECUTION_ERROR") => Error::Execution { message },
+        Some(code @ ("TOOL_NOT_FOUND" | "AMBIGUOUS_SLUG")) => {
+            let candidates = parsed
+                .as_ref()
+                .map(|b| b.candidates.clone())
+                .unwrap_or_default();
+            if code == "TOOL_NOT_FOUND" {
+                Error::ToolNotFound {
+                    slug: String::new(),
+                    candidates,
+                }
+            } else {
+                Error::AmbiguousSlug {
+                    slug: String::new(),
+                    candidates,
+                }
+            }
+        }
+        Some(code) => Error::Api {
+            status: status.as_u16(),
+            message: format!("[{code}] {message}"),
+        },
+        None => Error::Api {
+            status: status.as_u16(),
+            message,
+        },
+    }
+}
+
+fn too_large(url: &Url) -> Error {
+    Error::Api {
+        status: 502,
+        message: format!("the answer from {url} is larger than {API_BODY_BYTES} bytes"),
+    }
+}
+
+fn bad_body(url: &Url, e: &serde_json::Error) -> Error {
+    Error::Api {
+        status: 502,
+        message: format!("the answer from {url} is not what the API contract says: {e}"),
+    }
+}
+
+/// The innermost cause, which is where reqwest keeps "connection refused".
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_codes() {
+        let body = |code: &str| {
+            serde_json::to_vec(
+                &serde_json::json!({"success":false,"error":"m","code":code,"retryable":false}),
+            )
+            .unwrap()
+        };
+        let code =
+            |s: u16, b: &[u8]| status_error(StatusCode::from_u16(s).unwrap(), None, b).code();
+        assert_eq!(code(401, b""), "UNAUTHORIZED");
+        assert_eq!(code(403, b""), "UNAUTHORIZED");
+        assert_eq!(code(429, b""), "RATE_LIMITED");
+        assert_eq!(code(500, b"oops"), "API_ERROR");
+        assert_eq!(code(400, &body("INVALID_PARAMS")), "INVALID_PARAMS");
+        assert_eq!(code(422, &body("EXECUTION_ERROR")), "EXECUTION_ERROR");
+        assert_eq!(code(404, &body("TOOL_NOT_FOUND")), "TOOL_NOT_FOUND");
+        let e = status_error(StatusCode::SERVICE_UNAVAILABLE, None, b"");
+        assert!(e.retryable());
+        assert!(!status_error(StatusCode::BAD_REQUEST, None, b"").retryable());
+    }
+
+    #[test]
+    fn rate_limit_keeps_retry_after() {
+        let e = status_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(Duration::from_secs(7)),
+            b"",
+        );
+        assert_eq!(e.retry_after(), Some(Duration::from_secs(7)));
+    }
+
+    #[test]
+    fn slugs_are_escaped_in_paths() {
+        let c = ApiClient::new("http://h/api", None, Duration::from_secs(1)).unwrap();
+        assert_eq!(
+            c.url(&["tools", "a b/c", "run"]).as_str(),
+            "http://h/api/tools/a%20b%2Fc/run"
+        );
+    }
+}

@@ -1,0 +1,217 @@
+//! Reading manifests and their code from the three local sources: the catalogue
+//! compiled into the binary, a folder, and a `.json` file.
+//!
+//! One bad tool never costs the others: each problem is returned as a sentence beside the
+//! tools that loaded, for the caller to report. This module only reads; it neither
+//! validates schemas nor decides what is advertised (that is `snapshot`).
+
+use std::path::{Component, Path};
+use std::sync::Arc;
+
+use include_dir::{Dir, include_dir};
+use serde_json::Value;
+
+use super::manifest::Manifest;
+
+/// The `catalogue/` folder of this repository, compiled in.
+static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/catalogue");
+
+/// A manifest with its code (moved out of `source`).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The manifest, `source` cleared.
+    pub manifest: Manifest,
+    /// The code, when the tool has any.
+    pub code: Option<Arc<str>>,
+}
+
+/// What a source yielded: the tools that loaded and one sentence per tool that did not.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Tools that loaded, in source order.
+    pub entries: Vec<Entry>,
+    /// Problems, each naming the tool or file.
+    pub problems: Vec<String>,
+}
+
+/// The embedded catalogue.
+pub fn embedded() -> Loaded {
+    let mut loaded = Loaded::default();
+    let mut dirs: Vec<&Dir<'static>> = EMBEDDED.dirs().collect();
+    dirs.sort_by_key(|d| d.path());
+    for dir in dirs {
+        let folder = dir.path().display().to_string();
+        let Some(manifest) = dir.get_file(dir.path().join("tool.json")) else {
+            loaded
+                .problems
+                .push(format!("embedded {folder}: no tool.json"));
+            continue;
+        };
+        let read = |name: &str| {
+            dir.get_file(dir.path().join(name))
+                .ok_or_else(|| format!("no file {name}"))
+                .and_then(|f| {
+                    f.contents_utf8()
+                        .map(str::to_owned)
+                        .ok_or_else(|| format!("{name} is not UTF-8"))
+                })
+        };
+        push(
+            &mut loaded,
+            &format!("embedded {folder}"),
+            manifest.contents(),
+            read,
+        );
+    }
+    loaded
+}
+
+/// A folder with one sub-folder per tool (`<slug>/tool.json` beside its source).
+pub fn dir(root: &Path) -> Result<Loaded, String> {
+    let listing = std::fs::read_dir(root)
+        .map_err(|e| format!("cannot read catalogue folder {}: {e}", root.display()))?;
+    let mut folders: Vec<_> = listing
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    folders.sort();
+    let mut loaded = Loaded::default();
+    for folder in folders {
+        let manifest_path = folder.join("tool.json");
+        let where_ = manifest_path.display().to_string();
+        let bytes = match std::fs::read(&manifest_path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                loaded.problems.push(format!("{where_}: {e}"));
+                continue;
+            }
+        };
+        let read = |name: &str| {
+            std::fs::read_to_string(folder.join(name)).map_err(|e| format!("{name}: {e}"))
+        };
+        push(&mut loaded, &where_, &bytes, read);
+    }
+    Ok(loaded)
+}
+
+/// A `{"tools": [manifest, ...]}` file, each `source` holding code inline.
+pub fn file(path: &Path) -> Result<Loaded, String> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("cannot read catalogue file {}: {e}", path.display()))?;
+    let tools =
+        parse_list(&bytes).map_err(|e| format!("catalogue file {}: {e}", path.display()))?;
+    Ok(from_values(&path.display().to_string(), tools, true))
+}
+
+/// Reads the `tools` array of a catalogue document (a file, or the API's list answer).
+pub fn parse_list(bytes: &[u8]) -> Result<Vec<Value>, String> {
+    let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    match doc.get("tools") {
+        Some(Value::Array(tools)) => Ok(tools.clone()),
+        _ => Err("expected an object with a \"tools\" array".to_owned()),
+    }
+}
+
+/// Manifests given as JSON values. With `inline_source`, `source` is code; otherwise any
+/// `source` is ignored (the API list never carries code).
+pub fn from_values(origin: &str, values: Vec<Value>, inline_source: bool) -> Loaded {
+    let mut loaded = Loaded::default();
+    for (i, value) in values.into_iter().enumerate() {
+        match serde_json::from_value::<Manifest>(value) {
+            Ok(mut manifest) => {
+                let code = manifest
+                    .source
+                    .take()
+                    .filter(|_| inline_source)
+                    .map(Arc::from);
+                loaded.entries.push(Entry { manifest, code });
+            }
+            Err(e) => loaded
+                .problems
+                .push(format!("{origin}: tool #{i} is not a valid manifest: {e}")),
+        }
+    }
+    loaded
+}
+
+/// Parses one folder's manifest and reads the source file it names.
+fn push(
+    loaded: &mut Loaded,
+    where_: &str,
+    bytes: &[u8],
+    read: impl Fn(&str) -> Result<String, String>,
+) {
+    let mut manifest: Manifest = match serde_json::from_slice(bytes) {
+        Ok(m) => m,
+        Err(e) => {
+            loaded
+                .problems
+                .push(format!("{where_}: not a valid manifest: {e}"));
+            return;
+        }
+    };
+    let code = match manifest.source.take() {
+        None => None,
+        Some(name) if !is_plain_relative(&name) => {
+            loaded.problems.push(format!(
+                "{where_}: source \"{name}\" must be a file inside the tool's folder"
+            ));
+            return;
+        }
+        Some(name) => match read(&name) {
+            Ok(code) => Some(Arc::from(code)),
+            Err(e) => {
+                loaded.problems.push(format!("{where_}: {e}"));
+                return;
+            }
+        },
+    };
+    loaded.entries.push(Entry { manifest, code });
+}
+
+/// Returns true if and only if `name` is a relative path that stays inside its folder.
+fn is_plain_relative(name: &str) -> bool {
+    let path = Path::new(name);
+    !name.is_empty() && path.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalogue_loads_without_problems() {
+        let loaded = embedded();
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        assert!(loaded.entries.len() >= 6);
+        assert!(
+            loaded
+                .entries
+                .iter()
+                .all(|e| e.code.is_some() && e.manifest.source.is_none())
+        );
+    }
+
+    #[test]
+    fn source_may_not_leave_its_folder() {
+        assert!(is_plain_relative("index.js"));
+        assert!(is_plain_relative("src/index.js"));
+        assert!(!is_plain_relative("../secret.js"));
+        assert!(!is_plain_relative("/etc/passwd"));
+        assert!(!is_plain_relative(""));
+    }
+
+    #[test]
+    fn one_bad_entry_does_not_cost_the_others() {
+        let values = vec![
+            serde_json::json!({"slug": "ok", "source": "function run(){}"}),
+            serde_json::json!({"name": "no slug"}),
+        ];
+        let loaded = from_values("test", values, true);
+        assert_eq!(loaded.entries.len(), 1);
+        assert_eq!(loaded.problems.len(), 1);
+        assert!(loaded.entries[0].code.is_some());
+    }
+}

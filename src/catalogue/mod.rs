@@ -1,0 +1,13 @@
+//! The catalogue: manifests from one source, resolved by slug, held as immutable
+//! snapshots. It never runs code and knows nothing of MCP.
+
+pub mod example;
+pub mod load;
+pub mod manifest;
+pub mod slug;
+pub mod snapshot;
+pub mod store;
+
+pub use manifest::{Manifest, Runtime};
+pub use snapshot::{Origin, Snapshot, Tool};
+pub use store::Store;

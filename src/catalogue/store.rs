@@ -1,0 +1,166 @@
+//! Where the current snapshot lives and how it is refreshed.
+//!
+//! Local sources are read once. An HTTP catalogue is cached with moka for the configured
+//! lifetime (zero fetches on every request); concurrent refreshes coalesce into one fetch,
+//! a 304 re-arms the snapshot held, and a failed refresh keeps serving the last good
+//! snapshot. With no good snapshot yet, each request gets the fetch error
+//! (`API_UNREACHABLE`, retryable), so the server keeps running and explains itself.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use moka::future::Cache;
+
+use super::load::{self, Loaded};
+use super::snapshot::{Origin, Snapshot};
+use crate::api::{ApiClient, ListAnswer};
+use crate::config::SourceSpec;
+use crate::error::Error;
+
+/// The catalogue of one server.
+#[derive(Debug)]
+pub struct Store {
+    inner: Inner,
+    reported: Mutex<HashSet<String>>,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Static(Arc<Snapshot>),
+    Http(Box<Http>),
+}
+
+#[derive(Debug)]
+struct Http {
+    client: ApiClient,
+    /// `None` when the lifetime is zero: every request fetches.
+    cache: Option<Cache<(), Arc<Snapshot>>>,
+    last_good: Mutex<Option<(Arc<Snapshot>, Option<String>)>>,
+}
+
+impl Store {
+    /// Opens a source. Local sources are read now (a missing folder is an error); an HTTP
+    /// catalogue is fetched on first use, so a server starts even while its API is down.
+    pub fn open(
+        source: &SourceSpec,
+        client: Option<ApiClient>,
+        ttl: Duration,
+    ) -> Result<Store, String> {
+        let loaded = match source {
+            SourceSpec::Embedded => load::embedded(),
+            SourceSpec::Dir(path) => load::dir(path)?,
+            SourceSpec::File(path) => load::file(path)?,
+            SourceSpec::Http(base) => {
+                let client = client.ok_or_else(|| format!("no API client for {base}"))?;
+                let cache = (!ttl.is_zero())
+                    .then(|| Cache::builder().max_capacity(1).time_to_live(ttl).build());
+                let http = Http {
+                    client,
+                    cache,
+                    last_good: Mutex::new(None),
+                };
+                return Ok(Store {
+                    inner: Inner::Http(Box::new(http)),
+                    reported: Mutex::default(),
+                });
+            }
+        };
+        let reported = Mutex::default();
+        let snapshot = build(&reported, loaded, Origin::Local);
+        Ok(Store {
+            inner: Inner::Static(snapshot),
+            reported,
+        })
+    }
+
+    /// A store over a snapshot built elsewhere (tests, benchmarks).
+    pub fn from_snapshot(snapshot: Arc<Snapshot>) -> Store {
+        Store {
+            inner: Inner::Static(snapshot),
+            reported: Mutex::default(),
+        }
+    }
+
+    /// The current snapshot, refreshing it first when it has expired.
+    pub async fn snapshot(&self) -> Result<Arc<Snapshot>, Error> {
+        match &self.inner {
+            Inner::Static(snapshot) => Ok(snapshot.clone()),
+            Inner::Http(http) => match &http.cache {
+                Some(cache) => cache
+                    .try_get_with((), self.refresh(http))
+                    .await
+                    .map_err(|e| (*e).clone()),
+                None => self.refresh(http).await,
+            },
+        }
+    }
+
+    /// The API client, when the catalogue is served over HTTP.
+    pub fn api(&self) -> Option<&ApiClient> {
+        match &self.inner {
+            Inner::Http(http) => Some(&http.client),
+            Inner::Static(_) => None,
+        }
+    }
+
+    async fn refresh(&self, http: &Http) -> Result<Arc<Snapshot>, Error> {
+        let (held, etag) = match lock(&http.last_good).as_ref() {
+            Some((s, e)) => (Some(s.clone()), e.clone()),
+            None => (None, None),
+        };
+        let outcome = match http.client.list(etag.as_deref()).await {
+            Ok(ListAnswer::NotModified) => match &held {
+                Some(s) => Ok(s.clone()),
+                // A 304 to a request without an ETag is the API's bug; fetch in full.
+                None => Err(Error::Api {
+                    status: 304,
+                    message: "304 Not Modified without a cached list".into(),
+                }),
+            },
+            Ok(ListAnswer::Fresh { body, etag }) => match load::parse_list(&body) {
+                Ok(values) => {
+                    let snapshot = build(
+                        &self.reported,
+                        load::from_values(http.client.base(), values, false),
+                        Origin::Remote,
+                    );
+                    *lock(&http.last_good) = Some((snapshot.clone(), etag));
+                    Ok(snapshot)
+                }
+                Err(e) => Err(Error::Api {
+                    status: 502,
+                    message: format!("the tool list from {} is unusable: {e}", http.client.base()),
+                }),
+            },
+            Err(e) => Err(e),
+        };
+        match (outcome, held) {
+            (Ok(snapshot), _) => Ok(snapshot),
+            (Err(e), Some(held)) => {
+                tracing::warn!("catalogue refresh failed, serving the last good catalogue: {e}");
+                Ok(held)
+            }
+            (Err(e), None) => Err(e),
+        }
+    }
+}
+
+/// Builds a snapshot and reports each problem on stderr the first time this process
+/// sees it, not once per refresh.
+fn build(reported: &Mutex<HashSet<String>>, loaded: Loaded, origin: Origin) -> Arc<Snapshot> {
+    let (snapshot, problems) = Snapshot::build(loaded.entries, origin);
+    let mut reported = lock(reported);
+    for problem in loaded.problems.into_iter().chain(problems) {
+        if reported.insert(problem.clone()) {
+            tracing::warn!("{problem}");
+        }
+    }
+    Arc::new(snapshot)
+}
+
+/// Locks a mutex, recovering the data if a panicking thread poisoned it: every value
+/// kept behind these locks is replaced whole, so it is never half-written.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,357 @@
+//! Raw settings (flags and environment, as clap parsed them) turned into a checked
+//! [`Config`].
+//!
+//! This module decides what a setting means and refuses what cannot be meant; it does no
+//! I/O beyond reading the values it is given. Lenient on purpose only where DESIGN says
+//! so: an unknown `TOOLGATE_EXECUTION` falls back to `remote`, so a typo can never switch
+//! on local execution of network code.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::limits::Limits;
+
+/// Where the catalogue comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// The `catalogue/` folder compiled into the binary.
+    Embedded,
+    /// A folder with one sub-folder per tool.
+    Dir(PathBuf),
+    /// A `{"tools": [...]}` file with sources inline.
+    File(PathBuf),
+    /// A catalogue HTTP API; the base always ends in `/api`.
+    Http(String),
+}
+
+impl SourceSpec {
+    /// Reads a `TOOLGATE_CATALOGUE` value: `embedded`, an `http(s)://` base, a `.json`
+    /// file, or else a folder.
+    pub fn parse(raw: &str) -> Result<SourceSpec, String> {
+        let raw = raw.trim();
+        if raw.is_empty() || raw == "embedded" {
+            Ok(SourceSpec::Embedded)
+        } else if raw.starts_with("http://") || raw.starts_with("https://") {
+            Ok(SourceSpec::Http(api_base(raw)?))
+        } else if raw.ends_with(".json") {
+            Ok(SourceSpec::File(PathBuf::from(raw)))
+        } else {
+            Ok(SourceSpec::Dir(PathBuf::from(raw)))
+        }
+    }
+
+    /// Returns true if and only if the tools' code belongs to the operator (embedded,
+    /// folder or file), so it always runs locally whatever the execution mode.
+    pub fn is_local(&self) -> bool {
+        !matches!(self, SourceSpec::Http(_))
+    }
+}
+
+/// Normalises an API base given as a bare host or in its `/api` form to the `/api` form.
+pub fn api_base(raw: &str) -> Result<String, String> {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let rest = trimmed
+        .strip_prefix("http://")
+        .or_else(|| trimmed.strip_prefix("https://"))
+        .ok_or_else(|| format!("API URL \"{raw}\" must start with http:// or https://"))?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err(format!("API URL \"{raw}\" has no host"));
+    }
+    if trimmed.ends_with("/api") {
+        Ok(trimmed.to_owned())
+    } else {
+        Ok(format!("{trimmed}/api"))
+    }
+}
+
+/// Where code from an HTTP catalogue runs (DESIGN §2, the NexusBloom seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Execution {
+    /// Always through the API; no source is ever fetched. The default.
+    Remote,
+    /// Always here; a tool without source is a `NO_SOURCE` error.
+    Local,
+    /// Here when the tool has source, else through the API.
+    Auto,
+}
+
+impl Execution {
+    /// Reads a `TOOLGATE_EXECUTION` value. Anything unknown is `Remote`, with the note to
+    /// print on stderr.
+    pub fn parse(raw: &str) -> (Execution, Option<String>) {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "" | "remote" => (Execution::Remote, None),
+            "local" => (Execution::Local, None),
+            "auto" => (Execution::Auto, None),
+            other => (
+                Execution::Remote,
+                Some(format!(
+                    "TOOLGATE_EXECUTION=\"{other}\" is not remote, local or auto; using remote, so no catalogue code runs on this machine"
+                )),
+            ),
+        }
+    }
+}
+
+/// Which tools `tools/list` advertises besides the meta-tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advertise {
+    /// Every advertisable catalogue tool.
+    All,
+    /// Only the meta-tool.
+    Meta,
+    /// All when there are at most [`crate::limits::ADVERTISE_AUTO_MAX`], else only the meta-tool.
+    Auto,
+}
+
+impl Advertise {
+    /// Reads a `TOOLGATE_ADVERTISE` value; anything unknown is `Auto`, with a note.
+    pub fn parse(raw: &str) -> (Advertise, Option<String>) {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => (Advertise::Auto, None),
+            "all" => (Advertise::All, None),
+            "meta" => (Advertise::Meta, None),
+            other => (
+                Advertise::Auto,
+                Some(format!(
+                    "TOOLGATE_ADVERTISE=\"{other}\" is not all, meta or auto; using auto"
+                )),
+            ),
+        }
+    }
+}
+
+/// Everything the settings say, checked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the catalogue comes from.
+    pub source: SourceSpec,
+    /// Sent as `Authorization: Bearer` to the API; anonymous when absent.
+    pub api_key: Option<String>,
+    /// Where code from an HTTP catalogue runs.
+    pub execution: Execution,
+    /// Which tools are listed.
+    pub advertise: Advertise,
+    /// Name of the meta-tool and the resource URI scheme.
+    pub name: String,
+    /// Bounds in force.
+    pub limits: Limits,
+    /// Notes about settings that were read leniently, for stderr at start.
+    pub notes: Vec<String>,
+}
+
+/// The settings as given, before checking. Each field mirrors one flag/variable.
+#[derive(Debug, Clone, Default)]
+pub struct Raw {
+    /// `TOOLGATE_CATALOGUE`.
+    pub catalogue: Option<String>,
+    /// `TOOLGATE_API_URL`.
+    pub api_url: Option<String>,
+    /// `TOOLGATE_API_KEY`.
+    pub api_key: Option<String>,
+    /// `TOOLGATE_TIMEOUT_MS`.
+    pub timeout_ms: u64,
+    /// `TOOLGATE_CACHE_TTL_MS`.
+    pub cache_ttl_ms: u64,
+    /// `TOOLGATE_EXECUTION`.
+    pub execution: String,
+    /// `TOOLGATE_ADVERTISE`.
+    pub advertise: String,
+    /// `TOOLGATE_NAME`.
+    pub name: String,
+    /// `TOOLGATE_JS_TIMEOUT_MS`.
+    pub js_timeout_ms: u64,
+    /// `TOOLGATE_JS_HEAP_MB`.
+    pub js_heap_mb: u64,
+}
+
+/// Accepted range of `TOOLGATE_TIMEOUT_MS`.
+const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1..=600_000;
+/// Accepted range of `TOOLGATE_JS_TIMEOUT_MS`.
+const JS_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
+/// Accepted range of `TOOLGATE_JS_HEAP_MB`.
+const JS_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=16_384;
+
+impl Config {
+    /// Checks raw settings. An error is a sentence naming the setting and what it accepts.
+    pub fn from_raw(raw: Raw) -> Result<Config, String> {
+        let mut notes = Vec::new();
+        let catalogue = raw
+            .catalogue
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        let api_url = raw
+            .api_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        let source = match (catalogue, api_url) {
+            (Some(c), _) if c != "embedded" => SourceSpec::parse(c)?,
+            (_, Some(url)) => {
+                SourceSpec::Http(api_base(url).map_err(|e| format!("TOOLGATE_API_URL: {e}"))?)
+            }
+            _ => SourceSpec::Embedded,
+        };
+        let (execution, note) = Execution::parse(&raw.execution);
+        notes.extend(note);
+        let (advertise, note) = Advertise::parse(&raw.advertise);
+        notes.extend(note);
+        check_range("TOOLGATE_TIMEOUT_MS", raw.timeout_ms, TIMEOUT_MS_RANGE)?;
+        check_range(
+            "TOOLGATE_JS_TIMEOUT_MS",
+            raw.js_timeout_ms,
+            JS_TIMEOUT_MS_RANGE,
+        )?;
+        check_range("TOOLGATE_JS_HEAP_MB", raw.js_heap_mb, JS_HEAP_MB_RANGE)?;
+        if !is_valid_name(&raw.name) {
+            return Err(format!(
+                "TOOLGATE_NAME \"{}\" must be a letter followed by up to 63 letters, digits or '-' (it names a tool and a URI scheme)",
+                raw.name
+            ));
+        }
+        let limits = Limits {
+            http_timeout: Duration::from_millis(raw.timeout_ms),
+            cache_ttl: Duration::from_millis(raw.cache_ttl_ms),
+            js_wall_clock: Duration::from_millis(raw.js_timeout_ms),
+            js_heap_bytes: usize::try_from(raw.js_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
+            ..Limits::default()
+        };
+        Ok(Config {
+            source,
+            api_key: raw.api_key.filter(|k| !k.trim().is_empty()),
+            execution,
+            advertise,
+            name: raw.name,
+            limits,
+            notes,
+        })
+    }
+
+    /// The warning printed once at start when network code may run on this machine, or
+    /// `None` when it cannot.
+    pub fn execution_warning(&self) -> Option<&'static str> {
+        if self.source.is_local() || self.execution == Execution::Remote {
+            return None;
+        }
+        Some(
+            "local execution is ON: tool code from the catalogue API runs on this machine. It runs in an isolated QuickJS engine with a heap cap and a deadline, but it is code that arrived over the network; enable this only for a catalogue you trust.",
+        )
+    }
+}
+
+fn check_range(name: &str, value: u64, range: std::ops::RangeInclusive<u64>) -> Result<(), String> {
+    if range.contains(&value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name}={value} is outside {}..={}",
+            range.start(),
+            range.end()
+        ))
+    }
+}
+
+/// Returns true if and only if `name` can be both an MCP tool name and a URI scheme.
+fn is_valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic())
+        && name.len() <= crate::limits::SLUG_MAX_LEN
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw() -> Raw {
+        Raw {
+            timeout_ms: 15_000,
+            cache_ttl_ms: 60_000,
+            execution: "remote".into(),
+            advertise: "auto".into(),
+            name: "toolgate".into(),
+            js_timeout_ms: 30_000,
+            js_heap_mb: 512,
+            ..Raw::default()
+        }
+    }
+
+    #[test]
+    fn api_base_accepts_bare_host_and_api_form() {
+        assert_eq!(api_base("http://h:1").unwrap(), "http://h:1/api");
+        assert_eq!(api_base("http://h:1/").unwrap(), "http://h:1/api");
+        assert_eq!(api_base("https://h/api/").unwrap(), "https://h/api");
+        assert!(api_base("h:1").is_err());
+        assert!(api_base("http://").is_err());
+    }
+
+    #[test]
+    fn source_spec_reads_each_form() {
+        assert_eq!(SourceSpec::parse("embedded").unwrap(), SourceSpec::Embedded);
+        assert_eq!(
+            SourceSpec::parse("x/tools.json").unwrap(),
+            SourceSpec::File("x/tools.json".into())
+        );
+        assert_eq!(
+            SourceSpec::parse("x/tools").unwrap(),
+            SourceSpec::Dir("x/tools".into())
+        );
+        assert_eq!(
+            SourceSpec::parse("http://h").unwrap(),
+            SourceSpec::Http("http://h/api".into())
+        );
+    }
+
+    #[test]
+    fn execution_typo_falls_back_to_remote_with_a_note() {
+        let (mode, note) = Execution::parse("lcoal");
+        assert_eq!(mode, Execution::Remote);
+        assert!(note.unwrap().contains("using remote"));
+        assert_eq!(Execution::parse("AUTO").0, Execution::Auto);
+    }
+
+    #[test]
+    fn api_url_is_used_when_catalogue_is_unset_or_embedded() {
+        let mut r = raw();
+        r.api_url = Some("http://127.0.0.1:9".into());
+        assert_eq!(
+            Config::from_raw(r.clone()).unwrap().source,
+            SourceSpec::Http("http://127.0.0.1:9/api".into())
+        );
+        r.catalogue = Some("some/dir".into());
+        assert_eq!(
+            Config::from_raw(r).unwrap().source,
+            SourceSpec::Dir("some/dir".into())
+        );
+    }
+
+    #[test]
+    fn bad_name_and_out_of_range_timeout_are_refused() {
+        let mut r = raw();
+        r.name = "my tools".into();
+        assert!(Config::from_raw(r).unwrap_err().contains("TOOLGATE_NAME"));
+        let mut r = raw();
+        r.timeout_ms = 0;
+        assert!(
+            Config::from_raw(r)
+                .unwrap_err()
+                .contains("TOOLGATE_TIMEOUT_MS")
+        );
+    }
+
+    #[test]
+    fn warning_only_when_network_code_may_run_here() {
+        let mut r = raw();
+        r.execution = "auto".into();
+        assert!(
+            Config::from_raw(r.clone())
+                .unwrap()
+                .execution_warning()
+                .is_none(),
+            "embedded code is the operator's own"
+        );
+        r.api_url = Some("http://h".into());
+        assert!(Config::from_raw(r).unwrap().execution_warning().is_some());
+    }
+}

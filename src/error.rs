@@ -1,0 +1,359 @@
+//! The one error type of toolgate, with its stable codes and retry flags.
+//!
+//! Every failure a caller can see is a variant here. `code()` and `retryable()` are
+//! exhaustive matches, so a new variant forces both decisions; the codes are the contract
+//! of DESIGN §6 and are pinned by a unit test. This module knows nothing about MCP: the
+//! mapping to protocol results lives in `mcp::convert`.
+
+use std::time::Duration;
+
+/// A failure that reaches the caller, with typed fields rather than pre-formatted text.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No tool has this slug, and no unambiguous abbreviation matches.
+    #[error("No tool named \"{slug}\" is in the catalogue.{}", suggest(candidates))]
+    ToolNotFound {
+        /// What the caller asked for.
+        slug: String,
+        /// The closest slugs, best first (may be empty).
+        candidates: Vec<String>,
+    },
+    /// The slug abbreviates more than one tool.
+    #[error("\"{slug}\" is ambiguous: it abbreviates {}. Use the full slug.", candidates.join(", "))]
+    AmbiguousSlug {
+        /// What the caller asked for.
+        slug: String,
+        /// Every slug it abbreviates, sorted.
+        candidates: Vec<String>,
+    },
+    /// The parameters break the tool's input schema.
+    #[error("Invalid params for \"{slug}\": {}", violations.join("; "))]
+    InvalidParams {
+        /// The tool whose schema was broken.
+        slug: String,
+        /// One line per violation: the field path and the broken rule.
+        violations: Vec<String>,
+    },
+    /// The meta-tool was given a command it does not know.
+    #[error("Unknown command \"{command}\". Commands: {}.", known.join(", "))]
+    UnknownCommand {
+        /// What the caller sent.
+        command: String,
+        /// The commands that exist.
+        known: Vec<String>,
+    },
+    /// The request is malformed in a way no schema names (missing slug, wrong type...).
+    #[error("{0}")]
+    BadRequest(String),
+    /// A deadline passed: an API call or a local run.
+    #[error("{what} did not finish within {} ms.", after.as_millis())]
+    Timeout {
+        /// What timed out, in words.
+        what: String,
+        /// The deadline that passed.
+        after: Duration,
+    },
+    /// The catalogue API answered 429.
+    #[error(
+        "The catalogue API is rate limiting this client.{}",
+        retry_hint(retry_after)
+    )]
+    RateLimited {
+        /// How long the API asked us to wait, when it said.
+        retry_after: Option<Duration>,
+    },
+    /// The catalogue API could not be reached at all.
+    #[error(
+        "The catalogue API at {url} is unreachable: {reason}. The server keeps running; retry when the API is back."
+    )]
+    ApiUnreachable {
+        /// The URL that failed.
+        url: String,
+        /// Why, from the HTTP client.
+        reason: String,
+    },
+    /// The catalogue API answered with an error status.
+    #[error("The catalogue API answered {status}: {message}")]
+    Api {
+        /// The HTTP status.
+        status: u16,
+        /// The API's own message, or the status text.
+        message: String,
+    },
+    /// The catalogue API refused the credentials (401/403).
+    #[error("The catalogue API refused the request ({status}): {message}. Check TOOLGATE_API_KEY.")]
+    Unauthorized {
+        /// 401 or 403.
+        status: u16,
+        /// The API's own message.
+        message: String,
+    },
+    /// The tool's code threw or exited non-zero.
+    #[error("{message}")]
+    Execution {
+        /// The tool's own message, with its line when known.
+        message: String,
+    },
+    /// A heap, output or object cap was hit.
+    #[error("{what} exceeded its limit of {limit}.")]
+    ResourceLimit {
+        /// The resource, in words ("JavaScript heap").
+        what: String,
+        /// The cap, in words ("512 MiB").
+        limit: String,
+    },
+    /// Local execution of a tool that has no source.
+    #[error("Tool \"{slug}\" has no source to run locally.{}", if *remote_possible { " Use TOOLGATE_EXECUTION=auto or remote to run it through the API." } else { "" })]
+    NoSource {
+        /// The tool.
+        slug: String,
+        /// True if and only if an API could run it instead.
+        remote_possible: bool,
+    },
+    /// A runtime the tool needs is not installed here.
+    #[error("The {runtime} runtime is not available. Tried: {}.", tried.join(", "))]
+    RuntimeUnavailable {
+        /// The runtime's name.
+        runtime: String,
+        /// Every place looked at.
+        tried: Vec<String>,
+    },
+    /// A history run id that does not exist.
+    #[error("No run \"{id}\" in this server's history.")]
+    RunNotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// A REPL session id that does not exist.
+    #[error("No session \"{id}\".")]
+    SessionNotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// Too many live REPL sessions.
+    #[error("At most {limit} sessions may be live at once; stop one first.")]
+    SessionLimit {
+        /// The cap.
+        limit: usize,
+    },
+    /// A fault of toolgate itself (a bug or an environment failure), not of the caller.
+    #[error("Internal error: {0}")]
+    Internal(String),
+}
+
+fn suggest(candidates: &[String]) -> String {
+    if candidates.is_empty() {
+        " Use the meta-tool's list command to see every tool.".to_owned()
+    } else {
+        format!(" Closest matches: {}.", candidates.join(", "))
+    }
+}
+
+fn retry_hint(after: &Option<Duration>) -> String {
+    match after {
+        Some(d) => format!(" Retry after {} s.", d.as_secs().max(1)),
+        None => " Retry later.".to_owned(),
+    }
+}
+
+impl Error {
+    /// The stable code of DESIGN §6, for agents to branch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::ToolNotFound { .. } => "TOOL_NOT_FOUND",
+            Error::AmbiguousSlug { .. } => "AMBIGUOUS_SLUG",
+            Error::InvalidParams { .. } => "INVALID_PARAMS",
+            Error::UnknownCommand { .. } => "UNKNOWN_COMMAND",
+            Error::BadRequest(_) => "BAD_REQUEST",
+            Error::Timeout { .. } => "TIMEOUT",
+            Error::RateLimited { .. } => "RATE_LIMITED",
+            Error::ApiUnreachable { .. } => "API_UNREACHABLE",
+            Error::Api { .. } => "API_ERROR",
+            Error::Unauthorized { .. } => "UNAUTHORIZED",
+            Error::Execution { .. } => "EXECUTION_ERROR",
+            Error::ResourceLimit { .. } => "RESOURCE_LIMIT",
+            Error::NoSource { .. } => "NO_SOURCE",
+            Error::RuntimeUnavailable { .. } => "RUNTIME_UNAVAILABLE",
+            Error::RunNotFound { .. } => "RUN_NOT_FOUND",
+            Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
+            Error::SessionLimit { .. } => "SESSION_LIMIT",
+            Error::Internal(_) => "INTERNAL_ERROR",
+        }
+    }
+
+    /// Returns true if and only if the same call may succeed when simply tried again.
+    pub fn retryable(&self) -> bool {
+        match self {
+            Error::Timeout { .. } | Error::RateLimited { .. } | Error::ApiUnreachable { .. } => {
+                true
+            }
+            Error::Api { status, .. } => *status >= 500,
+            Error::ToolNotFound { .. }
+            | Error::AmbiguousSlug { .. }
+            | Error::InvalidParams { .. }
+            | Error::UnknownCommand { .. }
+            | Error::BadRequest(_)
+            | Error::Unauthorized { .. }
+            | Error::Execution { .. }
+            | Error::ResourceLimit { .. }
+            | Error::NoSource { .. }
+            | Error::RuntimeUnavailable { .. }
+            | Error::RunNotFound { .. }
+            | Error::SessionNotFound { .. }
+            | Error::SessionLimit { .. }
+            | Error::Internal(_) => false,
+        }
+    }
+
+    /// How long the caller should wait before retrying, when the failure says.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::RateLimited { retry_after } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+/// The result type of toolgate's core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codes are API: this pins every one of them and its retry flag.
+    #[test]
+    fn codes_and_retry_flags_are_stable() {
+        let d = Duration::from_secs(1);
+        let s = String::new;
+        let cases: Vec<(Error, &str, bool)> = vec![
+            (
+                Error::ToolNotFound {
+                    slug: s(),
+                    candidates: vec![],
+                },
+                "TOOL_NOT_FOUND",
+                false,
+            ),
+            (
+                Error::AmbiguousSlug {
+                    slug: s(),
+                    candidates: vec![],
+                },
+                "AMBIGUOUS_SLUG",
+                false,
+            ),
+            (
+                Error::InvalidParams {
+                    slug: s(),
+                    violations: vec![],
+                },
+                "INVALID_PARAMS",
+                false,
+            ),
+            (
+                Error::UnknownCommand {
+                    command: s(),
+                    known: vec![],
+                },
+                "UNKNOWN_COMMAND",
+                false,
+            ),
+            (Error::BadRequest(s()), "BAD_REQUEST", false),
+            (
+                Error::Timeout {
+                    what: s(),
+                    after: d,
+                },
+                "TIMEOUT",
+                true,
+            ),
+            (
+                Error::RateLimited {
+                    retry_after: Some(d),
+                },
+                "RATE_LIMITED",
+                true,
+            ),
+            (
+                Error::ApiUnreachable {
+                    url: s(),
+                    reason: s(),
+                },
+                "API_UNREACHABLE",
+                true,
+            ),
+            (
+                Error::Api {
+                    status: 503,
+                    message: s(),
+                },
+                "API_ERROR",
+                true,
+            ),
+            (
+                Error::Api {
+                    status: 404,
+                    message: s(),
+                },
+                "API_ERROR",
+                false,
+            ),
+            (
+                Error::Unauthorized {
+                    status: 401,
+                    message: s(),
+                },
+                "UNAUTHORIZED",
+                false,
+            ),
+            (Error::Execution { message: s() }, "EXECUTION_ERROR", false),
+            (
+                Error::ResourceLimit {
+                    what: s(),
+                    limit: s(),
+                },
+                "RESOURCE_LIMIT",
+                false,
+            ),
+            (
+                Error::NoSource {
+                    slug: s(),
+                    remote_possible: false,
+                },
+                "NO_SOURCE",
+                false,
+            ),
+            (
+                Error::RuntimeUnavailable {
+                    runtime: s(),
+                    tried: vec![],
+                },
+                "RUNTIME_UNAVAILABLE",
+                false,
+            ),
+            (Error::RunNotFound { id: s() }, "RUN_NOT_FOUND", false),
+            (
+                Error::SessionNotFound { id: s() },
+                "SESSION_NOT_FOUND",
+                false,
+            ),
+            (Error::SessionLimit { limit: 5 }, "SESSION_LIMIT", false),
+            (Error::Internal(s()), "INTERNAL_ERROR", false),
+        ];
+        for (error, code, retryable) in cases {
+            assert_eq!(error.code(), code, "{error:?}");
+            assert_eq!(error.retryable(), retryable, "{error:?}");
+        }
+    }
+
+    #[test]
+    fn not_found_names_the_closest_matches() {
+        let e = Error::ToolNotFound {
+            slug: "env-validatr".into(),
+            candidates: vec!["env-validator".into()],
+        };
+        assert!(e.to_string().contains("Closest matches: env-validator."));
+    }
+}

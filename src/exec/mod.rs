@@ -1,0 +1,8 @@
+//! Execution: where a validated call runs (remote API or a local backend) and the
+//! backends themselves. It knows nothing of MCP; it receives a resolved tool and params
+//! that already passed validation.
+
+pub mod js;
+mod plan;
+
+pub use plan::{Executor, Outcome, Where};

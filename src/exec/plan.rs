@@ -1,0 +1,222 @@
+//! Choosing where a call runs, and running it there.
+//!
+//! The rule (DESIGN §2, the NexusBloom seed): code from the operator's own catalogue
+//! (embedded, folder, file) always runs locally; code from an HTTP catalogue runs where
+//! `TOOLGATE_EXECUTION` says — `remote` never fetches source, `local` requires it,
+//! `auto` runs locally when source exists and falls back to the API otherwise.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use moka::future::Cache;
+use serde_json::Value;
+
+use super::js::{self, JsLimits};
+use crate::api::{ApiClient, SourceAnswer};
+use crate::catalogue::{Origin, Runtime, Tool};
+use crate::config::Execution;
+use crate::error::Error;
+use crate::limits::Limits;
+
+/// Which backend ran a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Where {
+    /// The catalogue API ran it.
+    Api,
+    /// The local QuickJS engine ran it.
+    Js,
+}
+
+/// What a successful run produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The tool's result.
+    pub result: Value,
+    /// Wall time of the whole call, as the gateway saw it.
+    pub duration: Duration,
+    /// What the code printed on stdout (may be empty).
+    pub stdout: String,
+    /// What the code printed on stderr (may be empty).
+    pub stderr: String,
+    /// True if and only if captured output was cut at its cap.
+    pub truncated: bool,
+    /// Which backend ran it.
+    pub ran: Where,
+}
+
+/// Runs validated calls.
+#[derive(Debug)]
+pub struct Executor {
+    mode: Execution,
+    js: JsLimits,
+    /// Sources fetched from an API, kept as long as the catalogue is; `None` at TTL 0.
+    sources: Option<Cache<String, Arc<SourceAnswer>>>,
+}
+
+impl Executor {
+    /// An executor for `mode` within `limits`.
+    pub fn new(mode: Execution, limits: &Limits) -> Executor {
+        let js = JsLimits {
+            heap_bytes: limits.js_heap_bytes,
+            wall_clock: limits.js_wall_clock,
+            output_chars: limits.output_chars,
+        };
+        let sources = (!limits.cache_ttl.is_zero()).then(|| {
+            Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(limits.cache_ttl)
+                .build()
+        });
+        Executor { mode, js, sources }
+    }
+
+    /// Runs `tool` with `params` (already validated) where the rule says.
+    pub async fn run(
+        &self,
+        origin: Origin,
+        api: Option<&ApiClient>,
+        tool: &Tool,
+        params: Value,
+    ) -> Result<Outcome, Error> {
+        let start = Instant::now();
+        let slug = tool.slug();
+        match (origin, api, self.mode) {
+            (Origin::Local, _, _) => match (&tool.code, tool.runtime()) {
+                (Some(code), Some(runtime)) => {
+                    self.local(slug, runtime, code.clone(), params, start).await
+                }
+                _ => Err(Error::NoSource {
+                    slug: slug.to_owned(),
+                    remote_possible: false,
+                }),
+            },
+            (Origin::Remote, None, _) => Err(Error::Internal(
+                "an HTTP catalogue without an API client".into(),
+            )),
+            (Origin::Remote, Some(api), Execution::Remote) => {
+                remote(api, slug, &params, start).await
+            }
+            (Origin::Remote, Some(api), Execution::Local) => match self.source(api, slug).await? {
+                Some(src) => {
+                    self.local(
+                        slug,
+                        src.runtime,
+                        Arc::from(src.source.as_str()),
+                        params,
+                        start,
+                    )
+                    .await
+                }
+                None => Err(Error::NoSource {
+                    slug: slug.to_owned(),
+                    remote_possible: true,
+                }),
+            },
+            (Origin::Remote, Some(api), Execution::Auto) => match self.source(api, slug).await {
+                Ok(Some(src)) if is_local_runtime(src.runtime) => {
+                    self.local(
+                        slug,
+                        src.runtime,
+                        Arc::from(src.source.as_str()),
+                        params,
+                        start,
+                    )
+                    .await
+                }
+                Ok(_) => remote(api, slug, &params, start).await,
+                Err(e) => {
+                    tracing::debug!("auto: no source for {slug} ({e}); running it through the API");
+                    remote(api, slug, &params, start).await
+                }
+            },
+        }
+    }
+
+    async fn source(
+        &self,
+        api: &ApiClient,
+        slug: &str,
+    ) -> Result<Option<Arc<SourceAnswer>>, Error> {
+        if let Some(cache) = &self.sources
+            && let Some(hit) = cache.get(slug).await
+        {
+            return Ok(Some(hit));
+        }
+        let Some(found) = api.source(slug).await? else {
+            return Ok(None);
+        };
+        let found = Arc::new(found);
+        if let Some(cache) = &self.sources {
+            cache.insert(slug.to_owned(), found.clone()).await;
+        }
+        Ok(Some(found))
+    }
+
+    async fn local(
+        &self,
+        slug: &str,
+        runtime: Runtime,
+        code: Arc<str>,
+        params: Value,
+        start: Instant,
+    ) -> Result<Outcome, Error> {
+        match runtime {
+            Runtime::Javascript => {
+                let out = js::run_tool(code, format!("{slug}.js"), params, self.js).await?;
+                let truncated =
+                    out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
+                Ok(Outcome {
+                    result: out.result,
+                    duration: start.elapsed(),
+                    stdout: out.captured.stdout.into_text(),
+                    stderr: out.captured.stderr.into_text(),
+                    truncated,
+                    ran: Where::Js,
+                })
+            }
+            Runtime::Typescript | Runtime::Nyxilum => Err(Error::RuntimeUnavailable {
+                runtime: runtime.as_str().to_owned(),
+                tried: vec![format!(
+                    "this build of toolgate has no {} backend yet",
+                    runtime.as_str()
+                )],
+            }),
+        }
+    }
+}
+
+/// Returns true if and only if this build can run `runtime` here.
+fn is_local_runtime(runtime: Runtime) -> bool {
+    matches!(runtime, Runtime::Javascript)
+}
+
+async fn remote(
+    api: &ApiClient,
+    slug: &str,
+    params: &Value,
+    start: Instant,
+) -> Result<Outcome, Error> {
+    let answer = api.run(slug, params).await.map_err(|e| match e {
+        Error::InvalidParams { violations, .. } => Error::InvalidParams {
+            slug: slug.to_owned(),
+            violations,
+        },
+        Error::ToolNotFound { candidates, .. } => Error::ToolNotFound {
+            slug: slug.to_owned(),
+            candidates,
+        },
+        Error::AmbiguousSlug { candidates, .. } => Error::AmbiguousSlug {
+            slug: slug.to_owned(),
+            candidates,
+        },
+        other => other,
+    })?;
+    Ok(Outcome {
+        result: answer.result,
+        duration: start.elapsed(),
+        stdout: answer.stdout,
+        stderr: answer.stderr,
+        truncated: false,
+        ran: Where::Api,
+    })
+}

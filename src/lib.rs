@@ -1,0 +1,20 @@
+//! toolgate: an MCP gateway to a catalogue of tools.
+//!
+//! Data flows one way (see ARCHITECTURE.md): transport → mcp → gateway →
+//! {catalogue, validate, exec}. This file only declares modules.
+
+#![warn(missing_docs, unreachable_pub)]
+
+pub mod api;
+pub mod catalogue;
+pub mod config;
+pub mod error;
+pub mod exec;
+pub mod gateway;
+pub mod limits;
+pub mod mcp;
+pub mod operator;
+pub mod transport;
+pub mod validate;
+
+pub use error::{Error, Result};

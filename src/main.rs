@@ -1,0 +1,193 @@
+//! The `toolgate` command: parses flags and environment, then runs the chosen mode.
+//! Glue only: every behaviour lives in the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use toolgate::api::ApiClient;
+use toolgate::catalogue::Store;
+use toolgate::config::{Config, Raw, SourceSpec};
+use toolgate::exec::Executor;
+use toolgate::gateway::Gateway;
+use toolgate::limits;
+use toolgate::mcp::Handler;
+
+/// An MCP gateway to a catalogue of tools.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, about)]
+struct Cli {
+    /// The catalogue: `embedded`, a folder, a `.json` file, or an http(s):// API base.
+    #[arg(long, env = "TOOLGATE_CATALOGUE", global = true)]
+    catalogue: Option<String>,
+    /// Catalogue API base (bare host or its /api form).
+    #[arg(long, env = "TOOLGATE_API_URL", global = true)]
+    api_url: Option<String>,
+    /// Sent to the API as `Authorization: Bearer`.
+    #[arg(long, env = "TOOLGATE_API_KEY", global = true, hide_env_values = true)]
+    api_key: Option<String>,
+    /// Per-request timeout for the API, in milliseconds.
+    #[arg(long, env = "TOOLGATE_TIMEOUT_MS", global = true, default_value_t = limits::HTTP_TIMEOUT.as_millis() as u64)]
+    timeout_ms: u64,
+    /// Catalogue lifetime in milliseconds; 0 fetches on every request.
+    #[arg(long, env = "TOOLGATE_CACHE_TTL_MS", global = true, default_value_t = limits::CACHE_TTL.as_millis() as u64)]
+    cache_ttl_ms: u64,
+    /// Where code from an HTTP catalogue runs: remote, local or auto.
+    #[arg(
+        long,
+        env = "TOOLGATE_EXECUTION",
+        global = true,
+        default_value = "remote"
+    )]
+    execution: String,
+    /// Which tools are listed: all, meta or auto.
+    #[arg(
+        long,
+        env = "TOOLGATE_ADVERTISE",
+        global = true,
+        default_value = "auto"
+    )]
+    advertise: String,
+    /// Runtime tools to expose (js, nyxilum); reserved, none yet in this version.
+    #[arg(long, env = "TOOLGATE_RUNTIMES", global = true, default_value = "")]
+    runtimes: String,
+    /// Name of the meta-tool and the resource URI scheme.
+    #[arg(long, env = "TOOLGATE_NAME", global = true, default_value = "toolgate")]
+    name: String,
+    /// Wall-clock deadline of one local JavaScript run, in milliseconds.
+    #[arg(long, env = "TOOLGATE_JS_TIMEOUT_MS", global = true, default_value_t = limits::JS_WALL_CLOCK.as_millis() as u64)]
+    js_timeout_ms: u64,
+    /// Heap cap of one local JavaScript run, in MiB.
+    #[arg(long, env = "TOOLGATE_JS_HEAP_MB", global = true, default_value_t = (limits::JS_HEAP_BYTES / (1024 * 1024)) as u64)]
+    js_heap_mb: u64,
+    /// Diagnostics to stderr at debug level.
+    #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
+    debug: bool,
+    /// Serve MCP over Streamable HTTP at ADDR instead of stdio (not in this version yet).
+    #[arg(long, env = "TOOLGATE_HTTP", value_name = "ADDR")]
+    http: Option<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Work with catalogues.
+    Catalogue {
+        #[command(subcommand)]
+        command: CatalogueCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CatalogueCommand {
+    /// Serve a catalogue over the HTTP API (DESIGN §4).
+    Serve {
+        /// The catalogue folder; the embedded catalogue when absent.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Address to listen on; port 0 picks a free port (printed on stderr).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.debug);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => fail(&message),
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("toolgate: {message}");
+    ExitCode::from(2)
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    let raw = Raw {
+        catalogue: cli.catalogue,
+        api_url: cli.api_url,
+        api_key: cli.api_key,
+        timeout_ms: cli.timeout_ms,
+        cache_ttl_ms: cli.cache_ttl_ms,
+        execution: cli.execution,
+        advertise: cli.advertise,
+        name: cli.name,
+        js_timeout_ms: cli.js_timeout_ms,
+        js_heap_mb: cli.js_heap_mb,
+    };
+    let mut config = Config::from_raw(raw)?;
+    if !cli.runtimes.trim().is_empty() {
+        config.notes.push(format!(
+            "TOOLGATE_RUNTIMES=\"{}\": runtime tools are not in this version yet",
+            cli.runtimes
+        ));
+    }
+    match cli.command {
+        Some(Command::Catalogue {
+            command: CatalogueCommand::Serve { dir, listen },
+        }) => {
+            config.source = dir.map_or(SourceSpec::Embedded, SourceSpec::Dir);
+            let gateway = gateway(&config)?;
+            toolgate::operator::serve(gateway, &listen).await
+        }
+        None => {
+            if let Some(addr) = cli.http {
+                return Err(format!(
+                    "--http {addr}: MCP over Streamable HTTP is not in this version yet; use stdio"
+                ));
+            }
+            for note in &config.notes {
+                tracing::warn!("{note}");
+            }
+            if let Some(warning) = config.execution_warning() {
+                tracing::warn!("{warning}");
+            }
+            let gateway = gateway(&config)?;
+            let handler = Handler::new(gateway, config.name.clone(), config.advertise);
+            toolgate::transport::stdio::serve(handler).await
+        }
+    }
+}
+
+fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
+    let client = match &config.source {
+        SourceSpec::Http(base) => Some(ApiClient::new(
+            base,
+            config.api_key.clone(),
+            config.limits.http_timeout,
+        )?),
+        _ => None,
+    };
+    let store = Store::open(&config.source, client, config.limits.cache_ttl)?;
+    let exec = Executor::new(config.execution, &config.limits);
+    Ok(Arc::new(Gateway::new(store, exec)))
+}
+
+/// Diagnostics go to stderr only: stdout is the MCP transport. Warnings by default,
+/// debug with `--debug`/`TOOLGATE_DEBUG`, anything with `RUST_LOG`.
+fn init_logging(debug: bool) {
+    use tracing_subscriber::EnvFilter;
+    let default = if debug {
+        "toolgate=debug,rmcp=info"
+    } else {
+        "toolgate=warn,rmcp=error"
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}

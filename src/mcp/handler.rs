@@ -1,0 +1,96 @@
+//! The MCP server handler: `tools/list` and `tools/call`, implemented by hand because the
+//! tools are only known at run time. Each method makes one core call and converts.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use super::convert::{failure, run_result, unknown_tool};
+use super::{meta, tools};
+use crate::config::Advertise;
+use crate::gateway::Gateway;
+
+/// toolgate's MCP server.
+#[derive(Debug, Clone)]
+pub struct Handler {
+    gateway: Arc<Gateway>,
+    name: String,
+    advertise: Advertise,
+}
+
+impl Handler {
+    /// A handler over `gateway`, with the meta-tool named `name`.
+    pub fn new(gateway: Arc<Gateway>, name: String, advertise: Advertise) -> Handler {
+        Handler {
+            gateway,
+            name,
+            advertise,
+        }
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        let instructions = format!(
+            "toolgate is a gateway to a catalogue of tools. Call a listed tool directly by its slug, or use the '{0}' meta-tool: {{\"command\":\"list\"}} to see every tool, {{\"command\":\"schema\",\"slug\":...}} for exact parameters and a ready-to-send call, {{\"command\":\"run\",\"slug\":...,\"params\":{{...}}}} to run one. Failures carry a stable code and a retryable flag; never retry a non-retryable one unchanged.",
+            self.name
+        );
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        // An unreachable catalogue still lists the meta-tool, which explains the outage.
+        let snapshot = match self.gateway.snapshot().await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!("tools/list without a catalogue: {e}");
+                None
+            }
+        };
+        Ok(ListToolsResult::with_all_items(tools::advertised(
+            snapshot.as_deref(),
+            &self.name,
+            self.advertise,
+        )))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let args = request.arguments.unwrap_or_default();
+        if request.name == self.name {
+            return Ok(meta::call(&self.gateway, &self.name, &args).await.into());
+        }
+        let snapshot = match self.gateway.snapshot().await {
+            Ok(s) => s,
+            Err(e) => return Ok(failure(&e).into()),
+        };
+        let tool = snapshot
+            .resolve_advertisable(&request.name)
+            .map_err(|e| unknown_tool(&e))?
+            .clone();
+        let result = match self
+            .gateway
+            .run_tool(&snapshot, &tool, Value::Object(args))
+            .await
+        {
+            Ok(run) => run_result(&run),
+            Err(e) => failure(&e),
+        };
+        Ok(result.into())
+    }
+}

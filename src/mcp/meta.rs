@@ -1,0 +1,115 @@
+//! The meta-tool: `list`, `schema` and `run` over the whole catalogue, including tools
+//! whose slugs cannot be advertised. Each command decodes its arguments, makes one core
+//! call and converts the answer.
+
+use rmcp::model::{CallToolResult, JsonObject};
+use serde_json::{Value, json};
+
+use super::convert::{answer, failure, run_result};
+use super::tools::COMMANDS;
+use crate::catalogue::{Snapshot, Tool, example};
+use crate::error::Error;
+use crate::gateway::Gateway;
+
+/// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
+pub(crate) async fn call(gateway: &Gateway, meta_name: &str, args: &JsonObject) -> CallToolResult {
+    match dispatch(gateway, meta_name, args).await {
+        Ok(result) => result,
+        Err(e) => failure(&e),
+    }
+}
+
+async fn dispatch(
+    gateway: &Gateway,
+    meta_name: &str,
+    args: &JsonObject,
+) -> Result<CallToolResult, Error> {
+    let command = match args.get("command") {
+        Some(Value::String(c)) => c.as_str(),
+        Some(_) => return Err(Error::BadRequest("\"command\" must be a string".into())),
+        None => {
+            return Err(Error::BadRequest(format!(
+                "the meta-tool needs a \"command\": one of {}",
+                COMMANDS.join(", ")
+            )));
+        }
+    };
+    match command {
+        "list" => Ok(list(&*gateway.snapshot().await?)),
+        "schema" => {
+            let snapshot = gateway.snapshot().await?;
+            let tool = snapshot.resolve(slug_arg(args)?)?;
+            Ok(schema(tool, meta_name))
+        }
+        "run" => {
+            let slug = slug_arg(args)?;
+            let params = match args.get("params") {
+                None | Some(Value::Null) => json!({}),
+                Some(p) => p.clone(),
+            };
+            Ok(run_result(&gateway.run(slug, params).await?))
+        }
+        other => Err(Error::UnknownCommand {
+            command: other.to_owned(),
+            known: COMMANDS.iter().map(|c| (*c).to_owned()).collect(),
+        }),
+    }
+}
+
+fn slug_arg(args: &JsonObject) -> Result<&str, Error> {
+    match args.get("slug") {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s),
+        _ => Err(Error::BadRequest(
+            "this command needs \"slug\": a tool's slug (see the list command)".into(),
+        )),
+    }
+}
+
+fn list(snapshot: &Snapshot) -> CallToolResult {
+    let mut text = format!("{} tools:\n", snapshot.tools().len());
+    let tools: Vec<Value> = snapshot
+        .tools()
+        .iter()
+        .map(|t| {
+            let m = &t.manifest;
+            let reach = if t.is_advertisable { "" } else { " (meta-tool only: slug cannot be an MCP tool name)" };
+            text.push_str(&format!("{} — {}{reach}\n", m.slug, m.summary()));
+            json!({"slug": m.slug, "name": m.name, "description": m.summary(), "category": m.category, "tags": m.tags})
+        })
+        .collect();
+    answer(text, json!({ "tools": tools }))
+}
+
+/// The ready-to-send call: the tool itself when it is advertised, else the meta-tool.
+pub(crate) fn example_call(tool: &Tool, meta_name: &str) -> Value {
+    let params = example::params_for(tool).unwrap_or_else(|| json!({}));
+    if tool.is_advertisable {
+        json!({"name": tool.slug(), "arguments": params})
+    } else {
+        json!({"name": meta_name, "arguments": {"command": "run", "slug": tool.slug(), "params": params}})
+    }
+}
+
+fn schema(tool: &Tool, meta_name: &str) -> CallToolResult {
+    let m = &tool.manifest;
+    let call = example_call(tool, meta_name);
+    let structured = json!({
+        "slug": m.slug,
+        "input_schema": m.input_schema,
+        "output_schema": m.output_schema,
+        "example": call,
+    });
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    let text = format!(
+        "{} — {}\n\nInput schema:\n{}\n\nOutput schema:\n{}\n\nReady-to-send call:\n{}",
+        m.slug,
+        m.description,
+        pretty(&m.input_schema),
+        m.output_schema
+            .as_ref()
+            .map(pretty)
+            .unwrap_or_else(|| "(none declared)".into()),
+        pretty(&call)
+    );
+    answer(text, structured)
+}

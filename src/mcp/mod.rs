@@ -1,0 +1,10 @@
+//! The MCP surface: the server handler, the meta-tool, the advertised list and the one
+//! conversion of toolgate results to MCP results. Only this module and `transport` know
+//! rmcp.
+
+mod convert;
+mod handler;
+mod meta;
+pub mod tools;
+
+pub use handler::Handler;

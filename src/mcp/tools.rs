@@ -1,0 +1,116 @@
+//! The advertised tool list: the meta-tool first, then catalogue tools by slug.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use crate::catalogue::{Snapshot, Tool};
+use crate::config::Advertise;
+use crate::limits::ADVERTISE_AUTO_MAX;
+
+/// The commands the meta-tool answers today.
+pub(crate) const COMMANDS: &[&str] = &["list", "schema", "run"];
+
+/// The meta-tool's definition.
+pub(crate) fn meta_tool(name: &str) -> McpTool {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": format!("One of: {}.", COMMANDS.join(", "))},
+            "slug": {"type": "string", "description": "The tool, for schema and run: its full slug or an unambiguous abbreviation."},
+            "params": {"type": "object", "description": "For run: the tool's params, as its input schema says."}
+        },
+        "required": ["command"]
+    });
+    let description = "Gateway to the tool catalogue. {\"command\":\"list\"} lists every tool; {\"command\":\"schema\",\"slug\":\"...\"} gives a tool's exact input and output schema and a ready-to-send call; {\"command\":\"run\",\"slug\":\"...\",\"params\":{...}} runs it. Slugs resolve by exact match or unambiguous abbreviation, never by guess. Errors carry a stable code and a retryable flag.";
+    McpTool::new(name.to_owned(), description, object(schema))
+        .with_title("Tool catalogue gateway")
+        .with_annotations(annotations(
+            &json!({"readOnlyHint": false, "openWorldHint": true}),
+        ))
+}
+
+/// Every tool `tools/list` shows, in stable order.
+pub(crate) fn advertised(
+    snapshot: Option<&Snapshot>,
+    name: &str,
+    advertise: Advertise,
+) -> Vec<McpTool> {
+    let mut list = vec![meta_tool(name)];
+    let Some(snapshot) = snapshot else {
+        return list;
+    };
+    let advertisable: Vec<&Arc<Tool>> = snapshot
+        .tools()
+        .iter()
+        .filter(|t| t.is_advertisable)
+        .collect();
+    let show = match advertise {
+        Advertise::All => true,
+        Advertise::Meta => false,
+        Advertise::Auto => advertisable.len() <= ADVERTISE_AUTO_MAX,
+    };
+    if show {
+        list.extend(advertisable.into_iter().map(|t| describe(t)));
+    }
+    list
+}
+
+/// One catalogue tool as MCP describes it. The output schema describes the whole
+/// `structuredContent` of a run, with the tool's own output schema under `result`, so a
+/// client that checks results against it (as MCP asks) accepts them.
+pub(crate) fn describe(tool: &Tool) -> McpTool {
+    let m = &tool.manifest;
+    let title = if m.name.is_empty() {
+        m.slug.clone()
+    } else {
+        m.name.clone()
+    };
+    let mut mcp = McpTool::new(
+        m.slug.clone(),
+        m.description.clone(),
+        object(m.input_schema.clone()),
+    )
+    .with_title(title.clone());
+    mcp = mcp.with_raw_output_schema(Arc::new(object(run_output_schema(
+        m.output_schema.as_ref(),
+    ))));
+    let mut hints = m
+        .annotations
+        .clone()
+        .map(Value::Object)
+        .unwrap_or_else(|| json!({}));
+    if hints.get("title").is_none() {
+        hints["title"] = json!(title);
+    }
+    mcp.with_annotations(annotations(&hints))
+}
+
+/// The schema of a run's `structuredContent` (DESIGN §5), wrapping the tool's own.
+pub fn run_output_schema(result: Option<&Value>) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "success": {"type": "boolean"},
+            "result": result.cloned().unwrap_or_else(|| json!({})),
+            "duration_ms": {"type": "integer", "minimum": 0},
+            "run_id": {"type": "string"},
+            "stdout": {"type": "string"},
+            "stderr": {"type": "string"},
+            "truncated": {"type": "boolean"}
+        },
+        "required": ["success", "result", "duration_ms", "run_id"]
+    })
+}
+
+fn object(v: Value) -> JsonObject {
+    match v {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+fn annotations(v: &Value) -> ToolAnnotations {
+    serde_json::from_value(v.clone()).unwrap_or_default()
+}

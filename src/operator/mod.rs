@@ -1,0 +1,7 @@
+//! `toolgate catalogue serve`: the catalogue HTTP API of DESIGN §4, for operators who
+//! host their own tools. It drives the same [`Gateway`](crate::gateway::Gateway) as the
+//! MCP server, so validation and execution are the same code.
+
+mod routes;
+
+pub use routes::{router, serve};

@@ -1,0 +1,196 @@
+//! The routes of the catalogue API and their answers.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::json;
+
+use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
+use crate::catalogue::Snapshot;
+use crate::error::Error;
+use crate::gateway::Gateway;
+use crate::limits::RUN_BODY_BYTES;
+
+/// The API's routes over `gateway`.
+pub fn router(gateway: Arc<Gateway>) -> Router {
+    Router::new()
+        .route("/api/health", get(health))
+        .route("/api/tools", get(list))
+        .route("/api/tools/{slug}", get(manifest))
+        .route("/api/tools/{slug}/source", get(source))
+        .route("/api/tools/{slug}/run", post(run))
+        .layer(DefaultBodyLimit::max(RUN_BODY_BYTES))
+        .with_state(gateway)
+}
+
+/// Binds `listen`, announces the bound address on stderr (tests and scripts read it from
+/// there when they asked for port 0), and serves until the process ends.
+pub async fn serve(gateway: Arc<Gateway>, listen: &str) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    let tools = gateway
+        .snapshot()
+        .await
+        .map(|s| s.tools().len())
+        .unwrap_or(0);
+    eprintln!("toolgate catalogue API serving {tools} tools at http://{addr}/api");
+    axum::serve(listener, router(gateway))
+        .await
+        .map_err(|e| format!("the catalogue API stopped: {e}"))
+}
+
+type Gw = State<Arc<Gateway>>;
+
+async fn health(State(gw): Gw) -> Response {
+    match gw.snapshot().await {
+        Ok(s) => Json(Health {
+            ok: true,
+            tools: s.tools().len(),
+        })
+        .into_response(),
+        Err(e) => error(&e),
+    }
+}
+
+async fn list(State(gw): Gw, headers: HeaderMap) -> Response {
+    let snapshot = match gw.snapshot().await {
+        Ok(s) => s,
+        Err(e) => return error(&e),
+    };
+    let manifests: Vec<_> = snapshot.tools().iter().map(|t| &t.manifest).collect();
+    let body = match serde_json::to_vec(&json!({ "tools": manifests })) {
+        Ok(b) => b,
+        Err(e) => return error(&Error::Internal(e.to_string())),
+    };
+    let etag = etag_of(&body);
+    let matches = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let tag = HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"0\""));
+    if matches {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
+    }
+    (
+        StatusCode::OK,
+        [
+            (header::ETAG, tag),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// A strong ETag of the list body. SipHash with fixed keys: stable for one build, which
+/// is all a cache validator needs.
+fn etag_of(body: &[u8]) -> String {
+    let mut h = std::hash::DefaultHasher::new();
+    body.hash(&mut h);
+    format!("\"{:016x}-{}\"", h.finish(), body.len())
+}
+
+async fn manifest(State(gw): Gw, Path(slug): Path<String>) -> Response {
+    match exact(&gw, &slug).await {
+        Ok((snapshot, i)) => Json(&snapshot.tools()[i].manifest).into_response(),
+        Err(e) => error(&e),
+    }
+}
+
+async fn source(State(gw): Gw, Path(slug): Path<String>) -> Response {
+    let (snapshot, i) = match exact(&gw, &slug).await {
+        Ok(found) => found,
+        Err(e) => return error(&e),
+    };
+    let tool = &snapshot.tools()[i];
+    match (&tool.code, tool.runtime()) {
+        (Some(code), Some(runtime)) => Json(SourceAnswer {
+            runtime,
+            source: code.to_string(),
+        })
+        .into_response(),
+        _ => error(&Error::NoSource {
+            slug,
+            remote_possible: false,
+        }),
+    }
+}
+
+async fn run(State(gw): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
+    let request: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        RunRequest { params: json!({}) }
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(r) => r,
+            Err(e) => {
+                return error(&Error::BadRequest(format!(
+                    "the body must be {{\"params\": {{...}}}}: {e}"
+                )));
+            }
+        }
+    };
+    let (snapshot, i) = match exact(&gw, &slug).await {
+        Ok(found) => found,
+        Err(e) => return error(&e),
+    };
+    match gw
+        .run_tool(&snapshot, &snapshot.tools()[i], request.params)
+        .await
+    {
+        Ok(run) => Json(RunAnswer {
+            success: true,
+            result: run.outcome.result,
+            duration_ms: run.outcome.duration.as_millis() as u64,
+            stdout: run.outcome.stdout,
+            stderr: run.outcome.stderr,
+        })
+        .into_response(),
+        Err(e) => error(&e),
+    }
+}
+
+/// The API addresses tools by exact slug; a miss names the close matches.
+async fn exact(gw: &Gateway, slug: &str) -> Result<(Arc<Snapshot>, usize), Error> {
+    let snapshot = gw.snapshot().await?;
+    let index = snapshot.tools().iter().position(|t| t.slug() == slug);
+    match index {
+        Some(i) => Ok((snapshot, i)),
+        None => Err(Error::ToolNotFound {
+            slug: slug.to_owned(),
+            candidates: snapshot.close_matches(slug),
+        }),
+    }
+}
+
+/// An error as its status and DESIGN §6 body.
+fn error(e: &Error) -> Response {
+    let status = match e {
+        Error::ToolNotFound { .. } | Error::AmbiguousSlug { .. } | Error::NoSource { .. } => {
+            StatusCode::NOT_FOUND
+        }
+        Error::InvalidParams { .. } | Error::BadRequest(_) | Error::UnknownCommand { .. } => {
+            StatusCode::BAD_REQUEST
+        }
+        Error::Execution { .. } | Error::ResourceLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+        Error::RuntimeUnavailable { .. } => StatusCode::NOT_IMPLEMENTED,
+        Error::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
+        Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+        Error::ApiUnreachable { .. } | Error::Api { .. } => StatusCode::BAD_GATEWAY,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (status, Json(ErrorBody::from(e))).into_response()
+}

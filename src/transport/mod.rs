@@ -1,0 +1,3 @@
+//! Transports: rmcp wiring only.
+
+pub mod stdio;

@@ -1,0 +1,90 @@
+//! The local JavaScript backend through the real server: errors with lines, deadlines,
+//! heap caps, console capture, async run.
+
+use serde_json::json;
+
+use crate::util::{Gate, expect_error, expect_ok, fixtures, structured};
+
+async fn gate(extra: &[(&str, &str)]) -> Gate {
+    let dir = fixtures().display().to_string();
+    let mut env = vec![("TOOLGATE_CATALOGUE", dir.as_str())];
+    env.extend_from_slice(extra);
+    Gate::start(&env).await
+}
+
+async fn run(gate: &Gate, slug: &str, params: serde_json::Value) -> rmcp::model::CallToolResult {
+    gate.meta(json!({"command": "run", "slug": slug, "params": params}))
+        .await
+}
+
+#[tokio::test]
+async fn console_output_is_captured_beside_the_result() {
+    let gate = gate(&[]).await;
+    let r = run(&gate, "echo", json!({"message": "hi"})).await;
+    assert_eq!(expect_ok(&r)["message"], "hi");
+    let s = structured(&r);
+    assert_eq!(s["stdout"], "echoing hi\n");
+    assert_eq!(s["stderr"], "a warning\n");
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn async_run_is_awaited() {
+    let gate = gate(&[]).await;
+    let r = run(&gate, "echo-async", json!({"message": "quiet"})).await;
+    assert_eq!(expect_ok(&r)["message"], "QUIET");
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn a_throw_reports_its_message_and_line() {
+    let gate = gate(&[]).await;
+    let r = run(&gate, "throws", json!({})).await;
+    let s = expect_error(&r, "EXECUTION_ERROR");
+    let msg = s["error"].as_str().unwrap();
+    assert!(msg.contains("boom from the fixture"), "{msg}");
+    assert!(msg.contains("throws.js:4"), "the line of the throw: {msg}");
+    assert_eq!(s["retryable"], false);
+    let r = run(&gate, "no-run", json!({})).await;
+    assert!(
+        expect_error(&r, "EXECUTION_ERROR")["error"]
+            .as_str()
+            .unwrap()
+            .contains("run(params)")
+    );
+    let r = run(&gate, "no-source", json!({})).await;
+    expect_error(&r, "NO_SOURCE");
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn an_infinite_loop_is_stopped_at_its_deadline() {
+    let gate = gate(&[("TOOLGATE_JS_TIMEOUT_MS", "300")]).await;
+    let r = run(&gate, "spin", json!({})).await;
+    let s = expect_error(&r, "TIMEOUT");
+    assert_eq!(s["retryable"], true);
+    assert!(s["error"].as_str().unwrap().contains("300 ms"));
+    // The server is still serving afterwards.
+    expect_ok(&run(&gate, "echo", json!({"message": "alive"})).await);
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn a_promise_that_never_settles_times_out() {
+    let gate = gate(&[("TOOLGATE_JS_TIMEOUT_MS", "300")]).await;
+    let r = run(&gate, "never-settles", json!({})).await;
+    expect_error(&r, "TIMEOUT");
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn a_heap_bomb_is_contained_even_when_the_script_catches_it() {
+    let gate = gate(&[("TOOLGATE_JS_HEAP_MB", "32")]).await;
+    for slug in ["heap-bomb", "heap-bomb-caught"] {
+        let r = run(&gate, slug, json!({})).await;
+        let s = expect_error(&r, "RESOURCE_LIMIT");
+        assert!(s["error"].as_str().unwrap().contains("32 MiB"), "{s}");
+    }
+    expect_ok(&run(&gate, "echo", json!({"message": "alive"})).await);
+    gate.stop().await;
+}

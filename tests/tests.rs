@@ -1,0 +1,11 @@
+//! Integration tests: the real binary, spoken to over real stdio (and HTTP) with real
+//! clients. One test binary, one module per concern.
+
+mod util;
+
+mod catalogue_api;
+mod execution_modes;
+mod interop;
+mod js_limits;
+mod mcp_surface;
+mod stdout_purity;
