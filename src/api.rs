@@ -66,9 +66,7 @@ pub struct ErrorBody {
 impl From<&Error> for ErrorBody {
     fn from(e: &Error) -> Self {
         let candidates = match e {
-            Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } => {
-                candidates.clone()
-            }
+            Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } => candidates.clone(),
             _ => Vec::new(),
         };
         ErrorBody {
@@ -125,8 +123,7 @@ pub struct ApiClient {
 impl ApiClient {
     /// A client for `base` (already in its `/api` form).
     pub fn new(base: &str, key: Option<String>, timeout: Duration) -> Result<ApiClient, String> {
-        let mut base =
-            Url::parse(base).map_err(|e| format!("API URL \"{base}\" is not a URL: {e}"))?;
+        let mut base = Url::parse(base).map_err(|e| format!("API URL \"{base}\" is not a URL: {e}"))?;
         if base.cannot_be_a_base() {
             return Err(format!("API URL \"{base}\" cannot be a base URL"));
         }
@@ -158,10 +155,7 @@ impl ApiClient {
         if let Some(etag) = etag {
             request = request.header(IF_NONE_MATCH, etag);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| self.transport_error(&url, &e))?;
+        let response = request.send().await.map_err(|e| self.transport_error(&url, &e))?;
         if response.status() == StatusCode::NOT_MODIFIED {
             return Ok(ListAnswer::NotModified);
         }
@@ -186,9 +180,7 @@ impl ApiClient {
             return Ok(None);
         }
         let body = self.success_body(&url, response).await?;
-        serde_json::from_slice(&body)
-            .map(Some)
-            .map_err(|e| bad_body(&url, &e))
+        serde_json::from_slice(&body).map(Some).map_err(|e| bad_body(&url, &e))
     }
 
     /// `POST /api/tools/{slug}/run`.
@@ -234,11 +226,7 @@ impl ApiClient {
     }
 
     /// The body of a 2xx answer, or the error the status and body describe.
-    async fn success_body(
-        &self,
-        url: &Url,
-        mut response: reqwest::Response,
-    ) -> Result<Vec<u8>, Error> {
+    async fn success_body(&self, url: &Url, mut response: reqwest::Response) -> Result<Vec<u8>, Error> {
         let status = response.status();
         let retry_after = response
             .headers()
@@ -246,18 +234,11 @@ impl ApiClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        if response
-            .content_length()
-            .is_some_and(|n| n > API_BODY_BYTES as u64)
-        {
+        if response.content_length().is_some_and(|n| n > API_BODY_BYTES as u64) {
             return Err(too_large(url));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| self.transport_error(url, &e))?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.transport_error(url, &e))? {
             if body.len() + chunk.len() > API_BODY_BYTES {
                 return Err(too_large(url));
             }
@@ -274,11 +255,10 @@ impl ApiClient {
 /// names a failure of the call rather than of the API.
 fn status_error(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> Error {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
-    let message = parsed.as_ref().map(|b| b.error.clone()).unwrap_or_else(|| {
-        String::from_utf8_lossy(&body[..body.len().min(500)])
-            .trim()
-            .to_owned()
-    });
+    let message = parsed
+        .as_ref()
+        .map(|b| b.error.clone())
+        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(500)]).trim().to_owned());
     let message = if message.is_empty() {
         status.canonical_reason().unwrap_or("error").to_owned()
     } else {
@@ -301,10 +281,7 @@ fn status_error(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) 
         },
         Some("EXECUTION_ERROR") => Error::Execution { message },
         Some(code @ ("TOOL_NOT_FOUND" | "AMBIGUOUS_SLUG")) => {
-            let candidates = parsed
-                .as_ref()
-                .map(|b| b.candidates.clone())
-                .unwrap_or_default();
+            let candidates = parsed.as_ref().map(|b| b.candidates.clone()).unwrap_or_default();
             if code == "TOOL_NOT_FOUND" {
                 Error::ToolNotFound {
                     slug: String::new(),
@@ -358,13 +335,9 @@ mod tests {
     #[test]
     fn statuses_map_to_codes() {
         let body = |code: &str| {
-            serde_json::to_vec(
-                &serde_json::json!({"success":false,"error":"m","code":code,"retryable":false}),
-            )
-            .unwrap()
+            serde_json::to_vec(&serde_json::json!({"success":false,"error":"m","code":code,"retryable":false})).unwrap()
         };
-        let code =
-            |s: u16, b: &[u8]| status_error(StatusCode::from_u16(s).unwrap(), None, b).code();
+        let code = |s: u16, b: &[u8]| status_error(StatusCode::from_u16(s).unwrap(), None, b).code();
         assert_eq!(code(401, b""), "UNAUTHORIZED");
         assert_eq!(code(403, b""), "UNAUTHORIZED");
         assert_eq!(code(429, b""), "RATE_LIMITED");
@@ -379,11 +352,7 @@ mod tests {
 
     #[test]
     fn rate_limit_keeps_retry_after() {
-        let e = status_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            Some(Duration::from_secs(7)),
-            b"",
-        );
+        let e = status_error(StatusCode::TOO_MANY_REQUESTS, Some(Duration::from_secs(7)), b"");
         assert_eq!(e.retry_after(), Some(Duration::from_secs(7)));
     }
 

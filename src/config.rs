@@ -176,21 +176,11 @@ impl Config {
     /// Checks raw settings. An error is a sentence naming the setting and what it accepts.
     pub fn from_raw(raw: Raw) -> Result<Config, String> {
         let mut notes = Vec::new();
-        let catalogue = raw
-            .catalogue
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty());
-        let api_url = raw
-            .api_url
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty());
+        let catalogue = raw.catalogue.as_deref().map(str::trim).filter(|s| !s.is_empty());
+        let api_url = raw.api_url.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let source = match (catalogue, api_url) {
             (Some(c), _) if c != "embedded" => SourceSpec::parse(c)?,
-            (_, Some(url)) => {
-                SourceSpec::Http(api_base(url).map_err(|e| format!("TOOLGATE_API_URL: {e}"))?)
-            }
+            (_, Some(url)) => SourceSpec::Http(api_base(url).map_err(|e| format!("TOOLGATE_API_URL: {e}"))?),
             _ => SourceSpec::Embedded,
         };
         let (execution, note) = Execution::parse(&raw.execution);
@@ -198,11 +188,7 @@ impl Config {
         let (advertise, note) = Advertise::parse(&raw.advertise);
         notes.extend(note);
         check_range("TOOLGATE_TIMEOUT_MS", raw.timeout_ms, TIMEOUT_MS_RANGE)?;
-        check_range(
-            "TOOLGATE_JS_TIMEOUT_MS",
-            raw.js_timeout_ms,
-            JS_TIMEOUT_MS_RANGE,
-        )?;
+        check_range("TOOLGATE_JS_TIMEOUT_MS", raw.js_timeout_ms, JS_TIMEOUT_MS_RANGE)?;
         check_range("TOOLGATE_JS_HEAP_MB", raw.js_heap_mb, JS_HEAP_MB_RANGE)?;
         if !is_valid_name(&raw.name) {
             return Err(format!(
@@ -244,11 +230,7 @@ fn check_range(name: &str, value: u64, range: std::ops::RangeInclusive<u64>) -> 
     if range.contains(&value) {
         Ok(())
     } else {
-        Err(format!(
-            "{name}={value} is outside {}..={}",
-            range.start(),
-            range.end()
-        ))
+        Err(format!("{name}={value} is outside {}..={}", range.start(), range.end()))
     }
 }
 
@@ -293,10 +275,7 @@ mod tests {
             SourceSpec::parse("x/tools.json").unwrap(),
             SourceSpec::File("x/tools.json".into())
         );
-        assert_eq!(
-            SourceSpec::parse("x/tools").unwrap(),
-            SourceSpec::Dir("x/tools".into())
-        );
+        assert_eq!(SourceSpec::parse("x/tools").unwrap(), SourceSpec::Dir("x/tools".into()));
         assert_eq!(
             SourceSpec::parse("http://h").unwrap(),
             SourceSpec::Http("http://h/api".into())
@@ -320,10 +299,7 @@ mod tests {
             SourceSpec::Http("http://127.0.0.1:9/api".into())
         );
         r.catalogue = Some("some/dir".into());
-        assert_eq!(
-            Config::from_raw(r).unwrap().source,
-            SourceSpec::Dir("some/dir".into())
-        );
+        assert_eq!(Config::from_raw(r).unwrap().source, SourceSpec::Dir("some/dir".into()));
     }
 
     #[test]
@@ -333,11 +309,7 @@ mod tests {
         assert!(Config::from_raw(r).unwrap_err().contains("TOOLGATE_NAME"));
         let mut r = raw();
         r.timeout_ms = 0;
-        assert!(
-            Config::from_raw(r)
-                .unwrap_err()
-                .contains("TOOLGATE_TIMEOUT_MS")
-        );
+        assert!(Config::from_raw(r).unwrap_err().contains("TOOLGATE_TIMEOUT_MS"));
     }
 
     #[test]
@@ -345,10 +317,7 @@ mod tests {
         let mut r = raw();
         r.execution = "auto".into();
         assert!(
-            Config::from_raw(r.clone())
-                .unwrap()
-                .execution_warning()
-                .is_none(),
+            Config::from_raw(r.clone()).unwrap().execution_warning().is_none(),
             "embedded code is the operator's own"
         );
         r.api_url = Some("http://h".into());

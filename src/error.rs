@@ -55,10 +55,7 @@ pub enum Error {
         after: Duration,
     },
     /// The catalogue API answered 429.
-    #[error(
-        "The catalogue API is rate limiting this client.{}",
-        retry_hint(retry_after)
-    )]
+    #[error("The catalogue API is rate limiting this client.{}", retry_hint(retry_after))]
     RateLimited {
         /// How long the API asked us to wait, when it said.
         retry_after: Option<Duration>,
@@ -185,9 +182,7 @@ impl Error {
     /// Returns true if and only if the same call may succeed when simply tried again.
     pub fn retryable(&self) -> bool {
         match self {
-            Error::Timeout { .. } | Error::RateLimited { .. } | Error::ApiUnreachable { .. } => {
-                true
-            }
+            Error::Timeout { .. } | Error::RateLimited { .. } | Error::ApiUnreachable { .. } => true,
             Error::Api { status, .. } => *status >= 500,
             Error::ToolNotFound { .. }
             | Error::AmbiguousSlug { .. }
@@ -261,29 +256,9 @@ mod tests {
                 false,
             ),
             (Error::BadRequest(s()), "BAD_REQUEST", false),
-            (
-                Error::Timeout {
-                    what: s(),
-                    after: d,
-                },
-                "TIMEOUT",
-                true,
-            ),
-            (
-                Error::RateLimited {
-                    retry_after: Some(d),
-                },
-                "RATE_LIMITED",
-                true,
-            ),
-            (
-                Error::ApiUnreachable {
-                    url: s(),
-                    reason: s(),
-                },
-                "API_UNREACHABLE",
-                true,
-            ),
+            (Error::Timeout { what: s(), after: d }, "TIMEOUT", true),
+            (Error::RateLimited { retry_after: Some(d) }, "RATE_LIMITED", true),
+            (Error::ApiUnreachable { url: s(), reason: s() }, "API_UNREACHABLE", true),
             (
                 Error::Api {
                     status: 503,
@@ -309,14 +284,7 @@ mod tests {
                 false,
             ),
             (Error::Execution { message: s() }, "EXECUTION_ERROR", false),
-            (
-                Error::ResourceLimit {
-                    what: s(),
-                    limit: s(),
-                },
-                "RESOURCE_LIMIT",
-                false,
-            ),
+            (Error::ResourceLimit { what: s(), limit: s() }, "RESOURCE_LIMIT", false),
             (
                 Error::NoSource {
                     slug: s(),
@@ -334,11 +302,7 @@ mod tests {
                 false,
             ),
             (Error::RunNotFound { id: s() }, "RUN_NOT_FOUND", false),
-            (
-                Error::SessionNotFound { id: s() },
-                "SESSION_NOT_FOUND",
-                false,
-            ),
+            (Error::SessionNotFound { id: s() }, "SESSION_NOT_FOUND", false),
             (Error::SessionLimit { limit: 5 }, "SESSION_LIMIT", false),
             (Error::Internal(s()), "INTERNAL_ERROR", false),
         ];

@@ -55,19 +55,11 @@ impl Gateway {
     }
 
     /// Validates and runs a tool already resolved from `snapshot`.
-    pub async fn run_tool(
-        &self,
-        snapshot: &Snapshot,
-        tool: &Tool,
-        params: Value,
-    ) -> Result<Run, Error> {
+    pub async fn run_tool(&self, snapshot: &Snapshot, tool: &Tool, params: Value) -> Result<Run, Error> {
         tool.validator.check(tool.slug(), &params)?;
         let id = format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed));
         tracing::debug!(run = %id, slug = tool.slug(), "running");
-        let outcome = self
-            .exec
-            .run(snapshot.origin(), self.store.api(), tool, params)
-            .await?;
+        let outcome = self.exec.run(snapshot.origin(), self.store.api(), tool, params).await?;
         Ok(Run {
             slug: tool.slug().to_owned(),
             id,

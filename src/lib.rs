@@ -1,12 +1,13 @@
 //! toolgate: an MCP gateway to a catalogue of tools.
 //!
 //! Data flows one way (see ARCHITECTURE.md): transport → mcp → gateway →
-//! {catalogue, validate, exec}. This file only declares modules.
+//! {catalogue, search, validate, exec}. This file only declares modules.
 
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod api;
 pub mod catalogue;
+pub mod commands;
 pub mod config;
 pub mod error;
 pub mod exec;
@@ -14,6 +15,7 @@ pub mod gateway;
 pub mod limits;
 pub mod mcp;
 pub mod operator;
+pub mod search;
 pub mod transport;
 pub mod validate;
 

@@ -41,6 +41,12 @@ pub const RUN_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// on schemas the agent may never use.
 pub const ADVERTISE_AUTO_MAX: usize = 64;
 
+/// Results of a meta-tool search when the caller gives no limit.
+pub const SEARCH_LIMIT_DEFAULT: usize = 10;
+
+/// The limits a meta-tool search accepts: enough to choose from, not a catalogue dump.
+pub const SEARCH_LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=50;
+
 /// How many close matches an unknown-slug error names.
 pub const CLOSE_MATCHES: usize = 3;
 

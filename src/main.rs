@@ -34,20 +34,10 @@ struct Cli {
     #[arg(long, env = "TOOLGATE_CACHE_TTL_MS", global = true, default_value_t = limits::CACHE_TTL.as_millis() as u64)]
     cache_ttl_ms: u64,
     /// Where code from an HTTP catalogue runs: remote, local or auto.
-    #[arg(
-        long,
-        env = "TOOLGATE_EXECUTION",
-        global = true,
-        default_value = "remote"
-    )]
+    #[arg(long, env = "TOOLGATE_EXECUTION", global = true, default_value = "remote")]
     execution: String,
     /// Which tools are listed: all, meta or auto.
-    #[arg(
-        long,
-        env = "TOOLGATE_ADVERTISE",
-        global = true,
-        default_value = "auto"
-    )]
+    #[arg(long, env = "TOOLGATE_ADVERTISE", global = true, default_value = "auto")]
     advertise: String,
     /// Runtime tools to expose (js, nyxilum); reserved, none yet in this version.
     #[arg(long, env = "TOOLGATE_RUNTIMES", global = true, default_value = "")]
@@ -91,15 +81,23 @@ enum CatalogueCommand {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
     },
+    /// Measure search quality: nDCG@10, Recall@5 and Recall@10 over judged queries.
+    Eval {
+        /// A JSONL file of {"query": "...", "relevant": ["slug", ...]} lines.
+        #[arg(long)]
+        queries: PathBuf,
+        /// The catalogue to search (same forms as --catalogue); overrides --catalogue.
+        source: Option<String>,
+        /// Also print the N worst queries and what ranked above the relevant tool.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        show_misses: usize,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.debug);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
@@ -142,6 +140,22 @@ async fn run(cli: Cli) -> Result<(), String> {
             let gateway = gateway(&config)?;
             toolgate::operator::serve(gateway, &listen).await
         }
+        Some(Command::Catalogue {
+            command:
+                CatalogueCommand::Eval {
+                    queries,
+                    source,
+                    show_misses,
+                },
+        }) => {
+            if let Some(source) = source {
+                config.source = SourceSpec::parse(&source)?;
+            }
+            let text =
+                std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
+            let snapshot = gateway(&config)?.snapshot().await.map_err(|e| e.to_string())?;
+            eval(&snapshot, &text, show_misses)
+        }
         None => {
             if let Some(addr) = cli.http {
                 return Err(format!(
@@ -158,6 +172,42 @@ async fn run(cli: Cli) -> Result<(), String> {
             let handler = Handler::new(gateway, config.name.clone(), config.advertise);
             toolgate::transport::stdio::serve(handler).await
         }
+    }
+}
+
+/// Prints the evaluation report on stdout (this command is not an MCP server) and fails
+/// when the query file had unusable lines, after reporting each with its number.
+fn eval(snapshot: &toolgate::catalogue::Snapshot, text: &str, show_misses: usize) -> Result<(), String> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} queries {eta}") {
+        bar.set_style(style);
+    }
+    let started = std::time::Instant::now();
+    let report = toolgate::commands::eval::run(snapshot, text, show_misses, |done, total| {
+        if done == 1 {
+            bar.set_length(total as u64);
+        }
+        if bar.is_hidden() && started.elapsed() > std::time::Duration::from_secs(1) {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        bar.set_position(done as u64);
+    });
+    bar.finish_and_clear();
+    for bad in &report.bad_lines {
+        eprintln!("line {}: {}", bad.line, bad.reason);
+    }
+    for (line, slug) in &report.unknown_slugs {
+        eprintln!("line {line}: relevant tool \"{slug}\" is not in the catalogue");
+    }
+    print!("{}", report.render(snapshot.tools().len()));
+    if report.bad_lines.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} unusable lines in the query file (listed above)",
+            report.bad_lines.len()
+        ))
     }
 }
 

@@ -73,16 +73,12 @@ mod tests {
     use serde_json::json;
 
     fn check(schema: Value, params: Value) -> Result<(), String> {
-        compile(&schema)
-            .unwrap()
-            .check("t", &params)
-            .map_err(|e| e.to_string())
+        compile(&schema).unwrap().check("t", &params).map_err(|e| e.to_string())
     }
 
     #[test]
     fn names_field_path_and_rule() {
-        let schema =
-            json!({"type":"object","properties":{"count":{"type":"integer","maximum":10}}});
+        let schema = json!({"type":"object","properties":{"count":{"type":"integer","maximum":10}}});
         let err = check(schema, json!({"count": 50})).unwrap_err();
         assert!(err.contains("/count"), "{err}");
         assert!(err.contains("rule: maximum"), "{err}");

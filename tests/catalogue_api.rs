@@ -5,9 +5,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
-use crate::util::{
-    CatalogueServer, Gate, ScriptedApi, expect_error, expect_ok, fixtures, manifest, structured,
-};
+use crate::util::{CatalogueServer, Gate, ScriptedApi, expect_error, expect_ok, fixtures, manifest, structured};
 
 #[tokio::test]
 async fn catalogue_serve_answers_the_documented_api() {
@@ -56,12 +54,7 @@ async fn catalogue_serve_answers_the_documented_api() {
     assert_eq!(missing.status(), 404);
     let missing: Value = missing.json().await.unwrap();
     assert_eq!(missing["code"], "TOOL_NOT_FOUND");
-    assert!(
-        missing["candidates"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("echo"))
-    );
+    assert!(missing["candidates"].as_array().unwrap().contains(&json!("echo")));
 
     let source: Value = http
         .get(format!("{api}/tools/echo/source"))
@@ -116,10 +109,7 @@ async fn catalogue_serve_answers_the_documented_api() {
         .await
         .unwrap();
     assert_eq!(thrown.status(), 422);
-    assert_eq!(
-        thrown.json::<Value>().await.unwrap()["code"],
-        "EXECUTION_ERROR"
-    );
+    assert_eq!(thrown.json::<Value>().await.unwrap()["code"], "EXECUTION_ERROR");
 }
 
 #[tokio::test]
@@ -177,11 +167,7 @@ async fn an_api_down_at_start_leaves_a_server_that_explains_itself() {
 #[tokio::test]
 async fn an_api_dying_mid_session_keeps_the_last_good_catalogue() {
     let mut server = CatalogueServer::start(&fixtures()).await;
-    let gate = Gate::start(&[
-        ("TOOLGATE_API_URL", &server.host),
-        ("TOOLGATE_CACHE_TTL_MS", "0"),
-    ])
-    .await;
+    let gate = Gate::start(&[("TOOLGATE_API_URL", &server.host), ("TOOLGATE_CACHE_TTL_MS", "0")]).await;
     let before = gate.names().await;
     assert!(before.contains(&"echo".to_owned()));
     server.kill().await;
@@ -195,11 +181,7 @@ async fn an_api_dying_mid_session_keeps_the_last_good_catalogue() {
 #[tokio::test]
 async fn ttl_zero_fetches_every_time_and_a_ttl_caches() {
     let api = ScriptedApi::start(vec![manifest("alpha", false)]).await;
-    let fresh = Gate::start(&[
-        ("TOOLGATE_API_URL", &api.host),
-        ("TOOLGATE_CACHE_TTL_MS", "0"),
-    ])
-    .await;
+    let fresh = Gate::start(&[("TOOLGATE_API_URL", &api.host), ("TOOLGATE_CACHE_TTL_MS", "0")]).await;
     let cached = Gate::start(&[("TOOLGATE_API_URL", &format!("{}/api", api.host))]).await;
     assert!(fresh.names().await.contains(&"alpha".to_owned()));
     assert!(cached.names().await.contains(&"alpha".to_owned()));

@@ -11,16 +11,8 @@ use crate::util::{Gate, ScriptedApi, expect_error, expect_ok, manifest};
 const WARNING: &str = "local execution is ON";
 
 async fn setup(mode: &str) -> (ScriptedApi, Gate) {
-    let api = ScriptedApi::start(vec![
-        manifest("with-source", true),
-        manifest("remote-only", false),
-    ])
-    .await;
-    let gate = Gate::start(&[
-        ("TOOLGATE_API_URL", &api.host),
-        ("TOOLGATE_EXECUTION", mode),
-    ])
-    .await;
+    let api = ScriptedApi::start(vec![manifest("with-source", true), manifest("remote-only", false)]).await;
+    let gate = Gate::start(&[("TOOLGATE_API_URL", &api.host), ("TOOLGATE_EXECUTION", mode)]).await;
     (api, gate)
 }
 

@@ -40,12 +40,7 @@ async fn embedded_tools_are_listed_with_real_schemas_in_stable_order() {
             out["properties"]["result"]["type"], "object",
             "the tool's own output schema sits under result"
         );
-        assert!(
-            tool.annotations
-                .as_ref()
-                .and_then(|a| a.read_only_hint)
-                .is_some()
-        );
+        assert!(tool.annotations.as_ref().and_then(|a| a.read_only_hint).is_some());
     }
     let env = tools.iter().find(|t| t.name == "env-validator").unwrap();
     assert_eq!(env.input_schema["required"], json!(["env_content"]));
@@ -64,10 +59,7 @@ async fn direct_call_runs_the_tool_and_answers_text_and_structured() {
         )
         .await;
     let result = expect_ok(&r);
-    assert!(
-        result["keys"].as_array().unwrap().contains(&json!("PORT")),
-        "{result}"
-    );
+    assert!(result["keys"].as_array().unwrap().contains(&json!("PORT")), "{result}");
     assert!(
         result["warnings"].to_string().contains("DEBUG"),
         "the duplicate key is reported: {result}"
@@ -83,32 +75,25 @@ async fn direct_call_runs_the_tool_and_answers_text_and_structured() {
 async fn meta_run_list_and_schema() {
     let gate = Gate::start(&[]).await;
     let r = gate
-        .meta(
-            json!({"command": "run", "slug": "data-generator", "params": {"count": 3, "seed": 42}}),
-        )
+        .meta(json!({"command": "run", "slug": "data-generator", "params": {"count": 3, "seed": 42}}))
         .await;
     let first = expect_ok(&r).clone();
     assert_eq!(first["records"].as_array().unwrap().len(), 3);
     let again = gate
-        .meta(
-            json!({"command": "run", "slug": "data-generator", "params": {"count": 3, "seed": 42}}),
-        )
+        .meta(json!({"command": "run", "slug": "data-generator", "params": {"count": 3, "seed": 42}}))
         .await;
     assert_eq!(expect_ok(&again), &first, "seeded output is deterministic");
 
     let list = gate.meta(json!({"command": "list"})).await;
     let tools = structured(&list)["tools"].as_array().unwrap().clone();
-    assert!(tools.iter().any(|t| t["slug"] == "env-validator"
-        && t["category"].is_string()
-        && t["tags"].is_array()));
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["slug"] == "env-validator" && t["category"].is_string() && t["tags"].is_array())
+    );
     assert!(text(&list).lines().any(|l| l.starts_with("env-validator")));
 
-    for slug in [
-        "env-validator",
-        "data-generator",
-        "jwt-decoder",
-        "url-parser",
-    ] {
+    for slug in ["env-validator", "data-generator", "jwt-decoder", "url-parser"] {
         let schema = gate.meta(json!({"command": "schema", "slug": slug})).await;
         let s = structured(&schema).clone();
         assert_eq!(s["slug"], slug);
@@ -134,10 +119,7 @@ async fn invalid_params_name_the_field_and_run_nothing() {
     let r = gate
         .meta(json!({"command": "run", "slug": "env-validator", "params": {}}))
         .await;
-    let msg = expect_error(&r, "INVALID_PARAMS")["error"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let msg = expect_error(&r, "INVALID_PARAMS")["error"].as_str().unwrap().to_owned();
     assert!(msg.contains("env_content"), "{msg}");
     gate.stop().await;
 }
@@ -153,9 +135,7 @@ async fn a_typo_suggests_the_right_slug_and_runs_nothing() {
     assert!(s["error"].as_str().unwrap().contains("env-validator"));
     assert!(s.get("result").is_none());
     // A direct call naming no tool is a protocol error that still names close matches.
-    let (message, data) = gate
-        .call_err("env-validatr", json!({"env_content": "A=1"}))
-        .await;
+    let (message, data) = gate.call_err("env-validatr", json!({"env_content": "A=1"})).await;
     assert!(message.contains("env-validator"), "{message}");
     assert_eq!(data["code"], "TOOL_NOT_FOUND");
     gate.stop().await;
@@ -167,14 +147,8 @@ async fn abbreviations_resolve_only_when_unambiguous() {
     let r = gate
         .meta(json!({"command": "run", "slug": "echo-a", "params": {"message": "x"}}))
         .await;
-    assert_eq!(
-        expect_ok(&r)["message"],
-        "X",
-        "echo-a abbreviates echo-async"
-    );
-    let r = gate
-        .meta(json!({"command": "run", "slug": "heap", "params": {}}))
-        .await;
+    assert_eq!(expect_ok(&r)["message"], "X", "echo-a abbreviates echo-async");
+    let r = gate.meta(json!({"command": "run", "slug": "heap", "params": {}})).await;
     let s = expect_error(&r, "AMBIGUOUS_SLUG");
     assert_eq!(s["candidates"], json!(["heap-bomb", "heap-bomb-caught"]));
     let r = gate.meta(json!({"command": "schema", "slug": "ech"})).await;
@@ -215,11 +189,9 @@ async fn a_bad_slug_is_withheld_reported_once_and_still_runnable() {
 #[tokio::test]
 async fn meta_misuse_is_a_clear_error() {
     let gate = Gate::start(&[]).await;
-    let r = gate
-        .meta(json!({"command": "search", "query": "env"}))
-        .await;
+    let r = gate.meta(json!({"command": "batch", "runs": []})).await;
     let s = expect_error(&r, "UNKNOWN_COMMAND");
-    for c in ["list", "schema", "run"] {
+    for c in ["search", "list", "schema", "run"] {
         assert!(s["error"].as_str().unwrap().contains(c));
     }
     expect_error(&gate.meta(json!({})).await, "BAD_REQUEST");

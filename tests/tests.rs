@@ -8,4 +8,5 @@ mod execution_modes;
 mod interop;
 mod js_limits;
 mod mcp_surface;
+mod search;
 mod stdout_purity;

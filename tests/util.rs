@@ -57,10 +57,7 @@ impl Gate {
     pub async fn start(env: &[(&str, &str)]) -> Gate {
         let dir = tempfile::tempdir().unwrap();
         let cmd = command(dir.path(), env);
-        let (transport, stderr) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn().unwrap();
         let mut stderr = stderr.unwrap();
         let stderr = tokio::spawn(async move {
             let mut text = String::new();
@@ -96,9 +93,7 @@ impl Gate {
             .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
             .await
         {
-            Err(rmcp::ServiceError::McpError(e)) => {
-                (e.message.to_string(), e.data.unwrap_or(Value::Null))
-            }
+            Err(rmcp::ServiceError::McpError(e)) => (e.message.to_string(), e.data.unwrap_or(Value::Null)),
             other => panic!("expected a protocol error, got {other:?}"),
         }
     }
@@ -177,9 +172,7 @@ impl CatalogueServer {
         let mut cmd = command(dir.path(), &[]);
         cmd.args(["catalogue", "serve", "--listen", "127.0.0.1:0", "--dir"])
             .arg(catalogue);
-        cmd.stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .stdin(Stdio::null());
+        cmd.stderr(Stdio::piped()).stdout(Stdio::null()).stdin(Stdio::null());
         let mut child = cmd.spawn().unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let announce = async {
@@ -247,10 +240,7 @@ impl ScriptedApi {
     }
 }
 
-async fn scripted_list(
-    State(api): State<ScriptedApi>,
-    headers: axum::http::HeaderMap,
-) -> Json<Value> {
+async fn scripted_list(State(api): State<ScriptedApi>, headers: axum::http::HeaderMap) -> Json<Value> {
     api.list_hits.fetch_add(1, Ordering::SeqCst);
     if let Some(auth) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
         api.auth.lock().unwrap().push(auth.to_owned());
@@ -258,10 +248,7 @@ async fn scripted_list(
     Json(json!({ "tools": api.tools.lock().unwrap().clone() }))
 }
 
-async fn scripted_source(
-    State(api): State<ScriptedApi>,
-    UrlPath(slug): UrlPath<String>,
-) -> Response {
+async fn scripted_source(State(api): State<ScriptedApi>, UrlPath(slug): UrlPath<String>) -> Response {
     let has = api
         .tools
         .lock()
@@ -269,9 +256,14 @@ async fn scripted_source(
         .iter()
         .any(|t| t["slug"] == slug.as_str() && t.get("runtime").is_some());
     if !has {
-        return (StatusCode::NOT_FOUND, Json(json!({"success": false, "error": "no source", "code": "NO_SOURCE", "retryable": false}))).into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"success": false, "error": "no source", "code": "NO_SOURCE", "retryable": false})),
+        )
+            .into_response();
     }
-    Json(json!({"runtime": "javascript", "source": "function run(p) { return { ran: 'local', params: p }; }"})).into_response()
+    Json(json!({"runtime": "javascript", "source": "function run(p) { return { ran: 'local', params: p }; }"}))
+        .into_response()
 }
 
 async fn scripted_run(
@@ -281,7 +273,8 @@ async fn scripted_run(
 ) -> Response {
     api.run_hits.fetch_add(1, Ordering::SeqCst);
     let err = |status: u16, code: &str| {
-        let body = json!({"success": false, "error": format!("scripted {code}"), "code": code, "retryable": status >= 500});
+        let body =
+            json!({"success": false, "error": format!("scripted {code}"), "code": code, "retryable": status >= 500});
         (StatusCode::from_u16(status).unwrap(), Json(body)).into_response()
     };
     match slug.as_str() {

@@ -64,25 +64,15 @@ fn synthesise(schema: &Value, depth: usize) -> Value {
                     .flatten()
                     .filter_map(Value::as_str)
                 {
-                    let sub = props
-                        .and_then(|p| p.get(name))
-                        .cloned()
-                        .unwrap_or(json!({}));
+                    let sub = props.and_then(|p| p.get(name)).cloned().unwrap_or(json!({}));
                     out.insert(name.to_owned(), synthesise(&sub, depth + 1));
                 }
             }
             Value::Object(out)
         }
         "array" => {
-            let n = s
-                .get("minItems")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .min(16) as usize;
-            let item = s
-                .get("items")
-                .map(|i| synthesise(i, depth + 1))
-                .unwrap_or(Value::Null);
+            let n = s.get("minItems").and_then(Value::as_u64).unwrap_or(0).min(16) as usize;
+            let item = s.get("items").map(|i| synthesise(i, depth + 1)).unwrap_or(Value::Null);
             Value::Array(vec![item; n])
         }
         "integer" => {

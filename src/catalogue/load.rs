@@ -42,9 +42,7 @@ pub fn embedded() -> Loaded {
     for dir in dirs {
         let folder = dir.path().display().to_string();
         let Some(manifest) = dir.get_file(dir.path().join("tool.json")) else {
-            loaded
-                .problems
-                .push(format!("embedded {folder}: no tool.json"));
+            loaded.problems.push(format!("embedded {folder}: no tool.json"));
             continue;
         };
         let read = |name: &str| {
@@ -56,20 +54,15 @@ pub fn embedded() -> Loaded {
                         .ok_or_else(|| format!("{name} is not UTF-8"))
                 })
         };
-        push(
-            &mut loaded,
-            &format!("embedded {folder}"),
-            manifest.contents(),
-            read,
-        );
+        push(&mut loaded, &format!("embedded {folder}"), manifest.contents(), read);
     }
     loaded
 }
 
 /// A folder with one sub-folder per tool (`<slug>/tool.json` beside its source).
 pub fn dir(root: &Path) -> Result<Loaded, String> {
-    let listing = std::fs::read_dir(root)
-        .map_err(|e| format!("cannot read catalogue folder {}: {e}", root.display()))?;
+    let listing =
+        std::fs::read_dir(root).map_err(|e| format!("cannot read catalogue folder {}: {e}", root.display()))?;
     let mut folders: Vec<_> = listing
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -88,9 +81,7 @@ pub fn dir(root: &Path) -> Result<Loaded, String> {
                 continue;
             }
         };
-        let read = |name: &str| {
-            std::fs::read_to_string(folder.join(name)).map_err(|e| format!("{name}: {e}"))
-        };
+        let read = |name: &str| std::fs::read_to_string(folder.join(name)).map_err(|e| format!("{name}: {e}"));
         push(&mut loaded, &where_, &bytes, read);
     }
     Ok(loaded)
@@ -98,10 +89,8 @@ pub fn dir(root: &Path) -> Result<Loaded, String> {
 
 /// A `{"tools": [manifest, ...]}` file, each `source` holding code inline.
 pub fn file(path: &Path) -> Result<Loaded, String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| format!("cannot read catalogue file {}: {e}", path.display()))?;
-    let tools =
-        parse_list(&bytes).map_err(|e| format!("catalogue file {}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read catalogue file {}: {e}", path.display()))?;
+    let tools = parse_list(&bytes).map_err(|e| format!("catalogue file {}: {e}", path.display()))?;
     Ok(from_values(&path.display().to_string(), tools, true))
 }
 
@@ -121,11 +110,7 @@ pub fn from_values(origin: &str, values: Vec<Value>, inline_source: bool) -> Loa
     for (i, value) in values.into_iter().enumerate() {
         match serde_json::from_value::<Manifest>(value) {
             Ok(mut manifest) => {
-                let code = manifest
-                    .source
-                    .take()
-                    .filter(|_| inline_source)
-                    .map(Arc::from);
+                let code = manifest.source.take().filter(|_| inline_source).map(Arc::from);
                 loaded.entries.push(Entry { manifest, code });
             }
             Err(e) => loaded
@@ -137,18 +122,11 @@ pub fn from_values(origin: &str, values: Vec<Value>, inline_source: bool) -> Loa
 }
 
 /// Parses one folder's manifest and reads the source file it names.
-fn push(
-    loaded: &mut Loaded,
-    where_: &str,
-    bytes: &[u8],
-    read: impl Fn(&str) -> Result<String, String>,
-) {
+fn push(loaded: &mut Loaded, where_: &str, bytes: &[u8], read: impl Fn(&str) -> Result<String, String>) {
     let mut manifest: Manifest = match serde_json::from_slice(bytes) {
         Ok(m) => m,
         Err(e) => {
-            loaded
-                .problems
-                .push(format!("{where_}: not a valid manifest: {e}"));
+            loaded.problems.push(format!("{where_}: not a valid manifest: {e}"));
             return;
         }
     };

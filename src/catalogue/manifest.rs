@@ -96,9 +96,7 @@ pub fn first_sentence(text: &str) -> &str {
         if *b == b'\n' {
             return text[..i].trim_end();
         }
-        if matches!(b, b'.' | b'!' | b'?')
-            && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace())
-        {
+        if matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) {
             return &text[..=i];
         }
     }
@@ -111,14 +109,8 @@ mod tests {
 
     #[test]
     fn first_sentence_stops_at_the_first_end() {
-        assert_eq!(
-            first_sentence("Checks a file. Then more."),
-            "Checks a file."
-        );
-        assert_eq!(
-            first_sentence("Version 1.2 works. Yes."),
-            "Version 1.2 works."
-        );
+        assert_eq!(first_sentence("Checks a file. Then more."), "Checks a file.");
+        assert_eq!(first_sentence("Version 1.2 works. Yes."), "Version 1.2 works.");
         assert_eq!(first_sentence("No end"), "No end");
         assert_eq!(first_sentence("Line one\nline two"), "Line one");
     }

@@ -86,9 +86,7 @@ mod tests {
     ];
 
     fn check(wanted: &str, expected: Result<&str, &str>) {
-        let got = resolve(SLUGS, wanted)
-            .map(|i| SLUGS[i])
-            .map_err(|e| e.code());
+        let got = resolve(SLUGS, wanted).map(|i| SLUGS[i]).map_err(|e| e.code());
         assert_eq!(got, expected, "{wanted}");
     }
 
@@ -119,10 +117,7 @@ mod tests {
         let Err(Error::ToolNotFound { candidates, .. }) = resolve(SLUGS, "env-validatr") else {
             panic!("expected not found");
         };
-        assert_eq!(
-            candidates.first().map(String::as_str),
-            Some("env-validator")
-        );
+        assert_eq!(candidates.first().map(String::as_str), Some("env-validator"));
     }
 
     #[test]

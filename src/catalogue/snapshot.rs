@@ -8,6 +8,8 @@ use super::load::Entry;
 use super::manifest::{Manifest, Runtime};
 use super::slug;
 use crate::error::Error;
+use crate::limits::CLOSE_MATCHES;
+use crate::search::{self, Document, Hit, QueryError};
 use crate::validate::{self, Compiled};
 
 /// One tool, ready to validate and run.
@@ -50,6 +52,7 @@ pub struct Snapshot {
     tools: Vec<Arc<Tool>>,
     slugs: Vec<String>,
     origin: Origin,
+    index: search::Index,
 }
 
 impl Snapshot {
@@ -62,9 +65,7 @@ impl Snapshot {
         for entry in entries {
             let slug = entry.manifest.slug.clone();
             if !seen.insert(slug.clone()) {
-                problems.push(format!(
-                    "tool \"{slug}\" appears twice; the first one is kept"
-                ));
+                problems.push(format!("tool \"{slug}\" appears twice; the first one is kept"));
                 continue;
             }
             let validator = match validate::compile(&entry.manifest.input_schema) {
@@ -89,11 +90,14 @@ impl Snapshot {
         }
         tools.sort_by(|a, b| a.slug().cmp(b.slug()));
         let slugs = tools.iter().map(|t| t.slug().to_owned()).collect();
+        let docs: Vec<Document> = tools.iter().map(|t| document(&t.manifest)).collect();
+        let index = search::Index::build(&docs);
         (
             Snapshot {
                 tools,
                 slugs,
                 origin,
+                index,
             },
             problems,
         )
@@ -111,7 +115,14 @@ impl Snapshot {
 
     /// Resolves an exact slug or an unambiguous abbreviation.
     pub fn resolve(&self, wanted: &str) -> Result<&Arc<Tool>, Error> {
-        slug::resolve(&self.slugs, wanted).map(|i| &self.tools[i])
+        match slug::resolve(&self.slugs, wanted) {
+            Ok(i) => Ok(&self.tools[i]),
+            Err(Error::ToolNotFound { slug, .. }) => Err(Error::ToolNotFound {
+                candidates: self.close_matches(&slug),
+                slug,
+            }),
+            Err(e) => Err(e),
+        }
     }
 
     /// The tool with exactly this slug.
@@ -135,9 +146,60 @@ impl Snapshot {
         }
     }
 
-    /// Slugs that look like `wanted`, best first.
+    /// Slugs that look like `wanted`, best first: slug distance first (typos), then the
+    /// search ranker (a vague slug such as `validate-env` still finds `env-validator`).
     pub fn close_matches(&self, wanted: &str) -> Vec<String> {
-        slug::close_matches(&self.slugs, wanted)
+        let mut found = slug::close_matches(&self.slugs, wanted);
+        if found.len() < CLOSE_MATCHES
+            && let Ok(hits) = self.index.search(wanted, CLOSE_MATCHES)
+        {
+            // Only hits close to the best one: a weak partial match is noise, not advice.
+            let floor = hits.first().map_or(0.0, |h| h.score * 0.5);
+            for hit in hits.into_iter().filter(|h| h.score >= floor) {
+                let slug = &self.slugs[hit.doc];
+                if found.len() < CLOSE_MATCHES && !found.contains(slug) {
+                    found.push(slug.clone());
+                }
+            }
+        }
+        found
+    }
+
+    /// The tools best matching `query`, best first, each with its hit.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<(&Arc<Tool>, Hit)>, QueryError> {
+        Ok(self
+            .index
+            .search(query, limit)?
+            .into_iter()
+            .map(|h| (&self.tools[h.doc], h))
+            .collect())
+    }
+}
+
+/// What the search index sees of a manifest: its text fields and its top-level
+/// parameters' names and descriptions.
+fn document(m: &Manifest) -> Document {
+    let params = m
+        .input_schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, schema)| {
+                    let doc = schema.get("description").and_then(|d| d.as_str()).unwrap_or_default();
+                    (name.clone(), doc.to_owned())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Document {
+        slug: m.slug.clone(),
+        name: m.name.clone(),
+        description: m.description.clone(),
+        category: m.category.clone(),
+        tags: m.tags.clone(),
+        params,
     }
 }
 

@@ -42,19 +42,14 @@ struct Http {
 impl Store {
     /// Opens a source. Local sources are read now (a missing folder is an error); an HTTP
     /// catalogue is fetched on first use, so a server starts even while its API is down.
-    pub fn open(
-        source: &SourceSpec,
-        client: Option<ApiClient>,
-        ttl: Duration,
-    ) -> Result<Store, String> {
+    pub fn open(source: &SourceSpec, client: Option<ApiClient>, ttl: Duration) -> Result<Store, String> {
         let loaded = match source {
             SourceSpec::Embedded => load::embedded(),
             SourceSpec::Dir(path) => load::dir(path)?,
             SourceSpec::File(path) => load::file(path)?,
             SourceSpec::Http(base) => {
                 let client = client.ok_or_else(|| format!("no API client for {base}"))?;
-                let cache = (!ttl.is_zero())
-                    .then(|| Cache::builder().max_capacity(1).time_to_live(ttl).build());
+                let cache = (!ttl.is_zero()).then(|| Cache::builder().max_capacity(1).time_to_live(ttl).build());
                 let http = Http {
                     client,
                     cache,

@@ -82,30 +82,18 @@ impl Executor {
         let slug = tool.slug();
         match (origin, api, self.mode) {
             (Origin::Local, _, _) => match (&tool.code, tool.runtime()) {
-                (Some(code), Some(runtime)) => {
-                    self.local(slug, runtime, code.clone(), params, start).await
-                }
+                (Some(code), Some(runtime)) => self.local(slug, runtime, code.clone(), params, start).await,
                 _ => Err(Error::NoSource {
                     slug: slug.to_owned(),
                     remote_possible: false,
                 }),
             },
-            (Origin::Remote, None, _) => Err(Error::Internal(
-                "an HTTP catalogue without an API client".into(),
-            )),
-            (Origin::Remote, Some(api), Execution::Remote) => {
-                remote(api, slug, &params, start).await
-            }
+            (Origin::Remote, None, _) => Err(Error::Internal("an HTTP catalogue without an API client".into())),
+            (Origin::Remote, Some(api), Execution::Remote) => remote(api, slug, &params, start).await,
             (Origin::Remote, Some(api), Execution::Local) => match self.source(api, slug).await? {
                 Some(src) => {
-                    self.local(
-                        slug,
-                        src.runtime,
-                        Arc::from(src.source.as_str()),
-                        params,
-                        start,
-                    )
-                    .await
+                    self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, start)
+                        .await
                 }
                 None => Err(Error::NoSource {
                     slug: slug.to_owned(),
@@ -114,14 +102,8 @@ impl Executor {
             },
             (Origin::Remote, Some(api), Execution::Auto) => match self.source(api, slug).await {
                 Ok(Some(src)) if is_local_runtime(src.runtime) => {
-                    self.local(
-                        slug,
-                        src.runtime,
-                        Arc::from(src.source.as_str()),
-                        params,
-                        start,
-                    )
-                    .await
+                    self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, start)
+                        .await
                 }
                 Ok(_) => remote(api, slug, &params, start).await,
                 Err(e) => {
@@ -132,11 +114,7 @@ impl Executor {
         }
     }
 
-    async fn source(
-        &self,
-        api: &ApiClient,
-        slug: &str,
-    ) -> Result<Option<Arc<SourceAnswer>>, Error> {
+    async fn source(&self, api: &ApiClient, slug: &str) -> Result<Option<Arc<SourceAnswer>>, Error> {
         if let Some(cache) = &self.sources
             && let Some(hit) = cache.get(slug).await
         {
@@ -163,8 +141,7 @@ impl Executor {
         match runtime {
             Runtime::Javascript => {
                 let out = js::run_tool(code, format!("{slug}.js"), params, self.js).await?;
-                let truncated =
-                    out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
+                let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
                 Ok(Outcome {
                     result: out.result,
                     duration: start.elapsed(),
@@ -190,12 +167,7 @@ fn is_local_runtime(runtime: Runtime) -> bool {
     matches!(runtime, Runtime::Javascript)
 }
 
-async fn remote(
-    api: &ApiClient,
-    slug: &str,
-    params: &Value,
-    start: Instant,
-) -> Result<Outcome, Error> {
+async fn remote(api: &ApiClient, slug: &str, params: &Value, start: Instant) -> Result<Outcome, Error> {
     let answer = api.run(slug, params).await.map_err(|e| match e {
         Error::InvalidParams { violations, .. } => Error::InvalidParams {
             slug: slug.to_owned(),

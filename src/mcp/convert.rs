@@ -32,16 +32,9 @@ pub(crate) fn failure(e: &Error) -> CallToolResult {
     if let Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } = e {
         body["candidates"] = json!(candidates);
     }
-    let retry = if e.retryable() {
-        "retryable"
-    } else {
-        "not retryable"
-    };
+    let retry = if e.retryable() { "retryable" } else { "not retryable" };
     let mut result = CallToolResult::structured_error(body);
-    result.content = vec![ContentBlock::text(format!(
-        "Error {} ({retry}): {e}",
-        e.code()
-    ))];
+    result.content = vec![ContentBlock::text(format!("Error {} ({retry}): {e}", e.code()))];
     result
 }
 
@@ -49,15 +42,10 @@ pub(crate) fn failure(e: &Error) -> CallToolResult {
 /// message still names the closest matches.
 pub(crate) fn unknown_tool(e: &Error) -> McpError {
     let candidates = match e {
-        Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } => {
-            candidates.clone()
-        }
+        Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } => candidates.clone(),
         _ => Vec::new(),
     };
-    McpError::invalid_params(
-        e.to_string(),
-        Some(json!({"code": e.code(), "candidates": candidates})),
-    )
+    McpError::invalid_params(e.to_string(), Some(json!({"code": e.code(), "candidates": candidates})))
 }
 
 /// The structured block of a run (DESIGN §5).

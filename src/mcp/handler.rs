@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -83,11 +83,7 @@ impl ServerHandler for Handler {
             .resolve_advertisable(&request.name)
             .map_err(|e| unknown_tool(&e))?
             .clone();
-        let result = match self
-            .gateway
-            .run_tool(&snapshot, &tool, Value::Object(args))
-            .await
-        {
+        let result = match self.gateway.run_tool(&snapshot, &tool, Value::Object(args)).await {
             Ok(run) => run_result(&run),
             Err(e) => failure(&e),
         };

@@ -10,6 +10,8 @@ use super::tools::COMMANDS;
 use crate::catalogue::{Snapshot, Tool, example};
 use crate::error::Error;
 use crate::gateway::Gateway;
+use crate::limits::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
+use crate::search::QueryError;
 
 /// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
 pub(crate) async fn call(gateway: &Gateway, meta_name: &str, args: &JsonObject) -> CallToolResult {
@@ -19,11 +21,7 @@ pub(crate) async fn call(gateway: &Gateway, meta_name: &str, args: &JsonObject) 
     }
 }
 
-async fn dispatch(
-    gateway: &Gateway,
-    meta_name: &str,
-    args: &JsonObject,
-) -> Result<CallToolResult, Error> {
+async fn dispatch(gateway: &Gateway, meta_name: &str, args: &JsonObject) -> Result<CallToolResult, Error> {
     let command = match args.get("command") {
         Some(Value::String(c)) => c.as_str(),
         Some(_) => return Err(Error::BadRequest("\"command\" must be a string".into())),
@@ -35,6 +33,10 @@ async fn dispatch(
         }
     };
     match command {
+        "search" => {
+            let snapshot = gateway.snapshot().await?;
+            Ok(search(&snapshot, args)?)
+        }
         "list" => Ok(list(&*gateway.snapshot().await?)),
         "schema" => {
             let snapshot = gateway.snapshot().await?;
@@ -65,6 +67,68 @@ fn slug_arg(args: &JsonObject) -> Result<&str, Error> {
     }
 }
 
+fn search(snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Error> {
+    let query = match args.get("query") {
+        Some(Value::String(q)) => q.as_str(),
+        _ => {
+            return Err(Error::BadRequest(
+                "search needs \"query\": what you want to do, in words".into(),
+            ));
+        }
+    };
+    let limit = match args.get("limit") {
+        None | Some(Value::Null) => SEARCH_LIMIT_DEFAULT,
+        Some(v) => match v.as_u64() {
+            Some(n) if SEARCH_LIMIT_RANGE.contains(&n) => n as usize,
+            _ => {
+                return Err(Error::BadRequest(format!(
+                    "\"limit\" must be an integer from {} to {}, not {v}",
+                    SEARCH_LIMIT_RANGE.start(),
+                    SEARCH_LIMIT_RANGE.end()
+                )));
+            }
+        },
+    };
+    let hits = snapshot.search(query, limit).map_err(|e| {
+        Error::BadRequest(match e {
+            QueryError::Empty => "the query is empty: say in words what the tool should do".to_owned(),
+            QueryError::OnlyStopWords => {
+                format!("the query \"{query}\" has only words too common to search by; name the task or the data, e.g. \"validate env file\"")
+            }
+        })
+    })?;
+    let mut text = if hits.is_empty() {
+        format!("No tool matches \"{query}\". Try other words, or the list command.\n")
+    } else {
+        format!(
+            "{} {} for \"{query}\", best first:\n",
+            hits.len(),
+            if hits.len() == 1 { "tool" } else { "tools" }
+        )
+    };
+    let results: Vec<Value> = hits
+        .iter()
+        .map(|(tool, hit)| {
+            let m = &tool.manifest;
+            text.push_str(&format!(
+                "{} ({:.2}) — {} [matched: {}]\n",
+                m.slug,
+                hit.score,
+                m.summary(),
+                hit.matched.join("; ")
+            ));
+            json!({
+                "slug": m.slug,
+                "name": m.name,
+                "score": (hit.score as f64 * 1000.0).round() / 1000.0,
+                "description": m.summary(),
+                "matched": hit.matched,
+            })
+        })
+        .collect();
+    Ok(answer(text, json!({ "results": results })))
+}
+
 fn list(snapshot: &Snapshot) -> CallToolResult {
     let mut text = format!("{} tools:\n", snapshot.tools().len());
     let tools: Vec<Value> = snapshot
@@ -72,7 +136,11 @@ fn list(snapshot: &Snapshot) -> CallToolResult {
         .iter()
         .map(|t| {
             let m = &t.manifest;
-            let reach = if t.is_advertisable { "" } else { " (meta-tool only: slug cannot be an MCP tool name)" };
+            let reach = if t.is_advertisable {
+                ""
+            } else {
+                " (meta-tool only: slug cannot be an MCP tool name)"
+            };
             text.push_str(&format!("{} — {}{reach}\n", m.slug, m.summary()));
             json!({"slug": m.slug, "name": m.name, "description": m.summary(), "category": m.category, "tags": m.tags})
         })

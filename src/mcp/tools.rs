@@ -10,7 +10,7 @@ use crate::config::Advertise;
 use crate::limits::ADVERTISE_AUTO_MAX;
 
 /// The commands the meta-tool answers today.
-pub(crate) const COMMANDS: &[&str] = &["list", "schema", "run"];
+pub(crate) const COMMANDS: &[&str] = &["search", "list", "schema", "run"];
 
 /// The meta-tool's definition.
 pub(crate) fn meta_tool(name: &str) -> McpTool {
@@ -18,34 +18,26 @@ pub(crate) fn meta_tool(name: &str) -> McpTool {
         "type": "object",
         "properties": {
             "command": {"type": "string", "description": format!("One of: {}.", COMMANDS.join(", "))},
+            "query": {"type": "string", "description": "For search: what you want to do, in words."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "For search: how many results (1-50)."},
             "slug": {"type": "string", "description": "The tool, for schema and run: its full slug or an unambiguous abbreviation."},
             "params": {"type": "object", "description": "For run: the tool's params, as its input schema says."}
         },
         "required": ["command"]
     });
-    let description = "Gateway to the tool catalogue. {\"command\":\"list\"} lists every tool; {\"command\":\"schema\",\"slug\":\"...\"} gives a tool's exact input and output schema and a ready-to-send call; {\"command\":\"run\",\"slug\":\"...\",\"params\":{...}} runs it. Slugs resolve by exact match or unambiguous abbreviation, never by guess. Errors carry a stable code and a retryable flag.";
+    let description = "Gateway to the tool catalogue. {\"command\":\"search\",\"query\":\"validate env file\"} ranks tools by what you want to do; {\"command\":\"list\"} lists every tool; {\"command\":\"schema\",\"slug\":\"...\"} gives a tool's exact input and output schema and a ready-to-send call; {\"command\":\"run\",\"slug\":\"...\",\"params\":{...}} runs it. Slugs resolve by exact match or unambiguous abbreviation, never by guess. Errors carry a stable code and a retryable flag.";
     McpTool::new(name.to_owned(), description, object(schema))
         .with_title("Tool catalogue gateway")
-        .with_annotations(annotations(
-            &json!({"readOnlyHint": false, "openWorldHint": true}),
-        ))
+        .with_annotations(annotations(&json!({"readOnlyHint": false, "openWorldHint": true})))
 }
 
 /// Every tool `tools/list` shows, in stable order.
-pub(crate) fn advertised(
-    snapshot: Option<&Snapshot>,
-    name: &str,
-    advertise: Advertise,
-) -> Vec<McpTool> {
+pub(crate) fn advertised(snapshot: Option<&Snapshot>, name: &str, advertise: Advertise) -> Vec<McpTool> {
     let mut list = vec![meta_tool(name)];
     let Some(snapshot) = snapshot else {
         return list;
     };
-    let advertisable: Vec<&Arc<Tool>> = snapshot
-        .tools()
-        .iter()
-        .filter(|t| t.is_advertisable)
-        .collect();
+    let advertisable: Vec<&Arc<Tool>> = snapshot.tools().iter().filter(|t| t.is_advertisable).collect();
     let show = match advertise {
         Advertise::All => true,
         Advertise::Meta => false,
@@ -67,20 +59,10 @@ pub(crate) fn describe(tool: &Tool) -> McpTool {
     } else {
         m.name.clone()
     };
-    let mut mcp = McpTool::new(
-        m.slug.clone(),
-        m.description.clone(),
-        object(m.input_schema.clone()),
-    )
-    .with_title(title.clone());
-    mcp = mcp.with_raw_output_schema(Arc::new(object(run_output_schema(
-        m.output_schema.as_ref(),
-    ))));
-    let mut hints = m
-        .annotations
-        .clone()
-        .map(Value::Object)
-        .unwrap_or_else(|| json!({}));
+    let mut mcp =
+        McpTool::new(m.slug.clone(), m.description.clone(), object(m.input_schema.clone())).with_title(title.clone());
+    mcp = mcp.with_raw_output_schema(Arc::new(object(run_output_schema(m.output_schema.as_ref()))));
+    let mut hints = m.annotations.clone().map(Value::Object).unwrap_or_else(|| json!({}));
     if hints.get("title").is_none() {
         hints["title"] = json!(title);
     }

@@ -38,11 +38,7 @@ pub async fn serve(gateway: Arc<Gateway>, listen: &str) -> Result<(), String> {
     let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
-    let tools = gateway
-        .snapshot()
-        .await
-        .map(|s| s.tools().len())
-        .unwrap_or(0);
+    let tools = gateway.snapshot().await.map(|s| s.tools().len()).unwrap_or(0);
     eprintln!("toolgate catalogue API serving {tools} tools at http://{addr}/api");
     axum::serve(listener, router(gateway))
         .await
@@ -85,10 +81,7 @@ async fn list(State(gw): Gw, headers: HeaderMap) -> Response {
         StatusCode::OK,
         [
             (header::ETAG, tag),
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
         ],
         body,
     )
@@ -146,10 +139,7 @@ async fn run(State(gw): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
         Ok(found) => found,
         Err(e) => return error(&e),
     };
-    match gw
-        .run_tool(&snapshot, &snapshot.tools()[i], request.params)
-        .await
-    {
+    match gw.run_tool(&snapshot, &snapshot.tools()[i], request.params).await {
         Ok(run) => Json(RunAnswer {
             success: true,
             result: run.outcome.result,
@@ -178,12 +168,8 @@ async fn exact(gw: &Gateway, slug: &str) -> Result<(Arc<Snapshot>, usize), Error
 /// An error as its status and DESIGN §6 body.
 fn error(e: &Error) -> Response {
     let status = match e {
-        Error::ToolNotFound { .. } | Error::AmbiguousSlug { .. } | Error::NoSource { .. } => {
-            StatusCode::NOT_FOUND
-        }
-        Error::InvalidParams { .. } | Error::BadRequest(_) | Error::UnknownCommand { .. } => {
-            StatusCode::BAD_REQUEST
-        }
+        Error::ToolNotFound { .. } | Error::AmbiguousSlug { .. } | Error::NoSource { .. } => StatusCode::NOT_FOUND,
+        Error::InvalidParams { .. } | Error::BadRequest(_) | Error::UnknownCommand { .. } => StatusCode::BAD_REQUEST,
         Error::Execution { .. } | Error::ResourceLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         Error::RuntimeUnavailable { .. } => StatusCode::NOT_IMPLEMENTED,

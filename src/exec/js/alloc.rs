@@ -22,11 +22,7 @@ impl CappedAllocator {
     /// An allocator that refuses to hold more than `limit` bytes and sets `hit` when it
     /// refuses.
     pub(crate) fn new(limit: usize, hit: Arc<AtomicBool>) -> Self {
-        CappedAllocator {
-            used: 0,
-            limit,
-            hit,
-        }
+        CappedAllocator { used: 0, limit, hit }
     }
 
     fn admit(&mut self, more: usize) -> bool {

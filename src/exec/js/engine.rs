@@ -65,17 +65,11 @@ pub async fn run_tool(
 
 /// Builds the isolated runtime, runs the script, and turns every way it can end into a
 /// result or one typed error.
-async fn run_isolated(
-    code: Arc<str>,
-    filename: String,
-    params: String,
-    limits: JsLimits,
-) -> Result<JsOutput, Error> {
+async fn run_isolated(code: Arc<str>, filename: String, params: String, limits: JsLimits) -> Result<JsOutput, Error> {
     let heap_hit = Arc::new(AtomicBool::new(false));
     let interrupted = Arc::new(AtomicBool::new(false));
-    let rt =
-        AsyncRuntime::new_with_alloc(CappedAllocator::new(limits.heap_bytes, heap_hit.clone()))
-            .map_err(|e| Error::Internal(format!("cannot create a QuickJS runtime: {e}")))?;
+    let rt = AsyncRuntime::new_with_alloc(CappedAllocator::new(limits.heap_bytes, heap_hit.clone()))
+        .map_err(|e| Error::Internal(format!("cannot create a QuickJS runtime: {e}")))?;
     rt.set_max_stack_size(JS_STACK_BYTES).await;
     let deadline = Instant::now() + limits.wall_clock;
     let flag = interrupted.clone();
@@ -97,8 +91,7 @@ async fn run_isolated(
     let captured = Arc::new(Mutex::new(Captured::default()));
     let sink = captured.clone();
     let cap = limits.output_chars;
-    let evaluated =
-        ctx.async_with(async |ctx| evaluate(&ctx, &code, &filename, &params, sink, cap).await);
+    let evaluated = ctx.async_with(async |ctx| evaluate(&ctx, &code, &filename, &params, sink, cap).await);
     let outcome = tokio::time::timeout(limits.wall_clock + OUTER_GRACE, evaluated).await;
     // Limits first: a script may have caught the error the limit raised and returned.
     if heap_hit.load(Ordering::Relaxed) {
@@ -110,13 +103,8 @@ async fn run_isolated(
             after: limits.wall_clock,
         });
     }
-    let result =
-        outcome.map_err(|_| Error::Internal("unreachable: timeout handled above".into()))??;
-    let captured = std::mem::take(
-        &mut *captured
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    );
+    let result = outcome.map_err(|_| Error::Internal("unreachable: timeout handled above".into()))??;
+    let captured = std::mem::take(&mut *captured.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     Ok(JsOutput { result, captured })
 }
 
@@ -141,9 +129,7 @@ async fn evaluate<'js>(
         .catch(ctx)
         .map_err(|e| internal("console prelude", e))?;
     let write = Function::new(ctx.clone(), move |stream: i32, text: String| {
-        let mut captured = sink
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut captured = sink.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let target = if stream == 2 {
             &mut captured.stderr
         } else {
@@ -175,14 +161,8 @@ async fn evaluate<'js>(
             message: "The tool's source does not define a function run(params).".to_owned(),
         });
     };
-    let params = ctx
-        .json_parse(params)
-        .catch(ctx)
-        .map_err(|e| internal("params", e))?;
-    let returned: Value = run
-        .call((params,))
-        .catch(ctx)
-        .map_err(|e| thrown(e, "run"))?;
+    let params = ctx.json_parse(params).catch(ctx).map_err(|e| internal("params", e))?;
+    let returned: Value = run.call((params,)).catch(ctx).map_err(|e| thrown(e, "run"))?;
     let settled: Value = match returned.as_promise() {
         Some(promise) => promise
             .clone()
@@ -202,8 +182,7 @@ async fn evaluate<'js>(
             .map_err(|e| Error::Internal(format!("result is not a string: {e}")))?,
         None => "null".to_owned(),
     };
-    serde_json::from_str(&text)
-        .map_err(|e| Error::Internal(format!("run's result is not JSON: {e}")))
+    serde_json::from_str(&text).map_err(|e| Error::Internal(format!("run's result is not JSON: {e}")))
 }
 
 fn internal(what: &str, e: CaughtError<'_>) -> Error {
@@ -268,10 +247,7 @@ mod tests {
             first_frame("    at run (t/index.js:12:11)\n    at <eval>"),
             Some("t/index.js:12:11".into())
         );
-        assert_eq!(
-            first_frame("    at t/index.js:3:1\n"),
-            Some("t/index.js:3:1".into())
-        );
+        assert_eq!(first_frame("    at t/index.js:3:1\n"), Some("t/index.js:3:1".into()));
         assert_eq!(first_frame("    at <anonymous> (native)\n"), None);
     }
 }

@@ -31,10 +31,7 @@ impl Stream {
                 self.text.push_str(piece);
                 self.chars += n;
             } else {
-                let cut = piece
-                    .char_indices()
-                    .nth(room)
-                    .map_or(piece.len(), |(i, _)| i);
+                let cut = piece.char_indices().nth(room).map_or(piece.len(), |(i, _)| i);
                 self.text.push_str(&piece[..cut]);
                 self.chars += room;
                 self.truncated = true;

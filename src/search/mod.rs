@@ -1,0 +1,12 @@
+//! Search by intent: a lexical, deterministic ranker (no model, no network) over each
+//! catalogue snapshot, built once per snapshot and never per query, and the metrics that
+//! measure it (`catalogue eval`).
+//!
+//! **Invariant:** search never does I/O and knows nothing of the catalogue's types; it
+//! indexes plain [`Document`]s.
+
+pub mod eval;
+mod index;
+pub mod tokenize;
+
+pub use index::{Document, Field, Hit, Index, QueryError, Tuning};

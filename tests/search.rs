@@ -1,0 +1,148 @@
+//! The meta-tool's `search` through the real server, close-match advice, and
+//! `catalogue eval` on a small hand-checked file.
+
+use serde_json::json;
+
+use crate::util::{Gate, command, expect_error, structured, text};
+
+#[tokio::test]
+async fn search_ranks_by_intent_over_the_embedded_catalogue() {
+    let gate = Gate::start(&[]).await;
+    let r = gate
+        .meta(json!({"command": "search", "query": "validate env file"}))
+        .await;
+    assert_eq!(r.is_error, Some(false));
+    let results = structured(&r)["results"].as_array().unwrap().clone();
+    assert_eq!(results[0]["slug"], "env-validator");
+    let first = &results[0];
+    assert!(first["score"].as_f64().unwrap() > results[1]["score"].as_f64().unwrap());
+    assert!(
+        first["description"].as_str().unwrap().ends_with('.'),
+        "the first sentence: {first}"
+    );
+    assert!(
+        first["matched"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m.as_str().unwrap().starts_with("env"))
+    );
+    assert!(
+        text(&r).lines().nth(1).unwrap().starts_with("env-validator "),
+        "slug first: {}",
+        text(&r)
+    );
+
+    let r = gate
+        .meta(json!({"command": "search", "query": "environment", "limit": 3}))
+        .await;
+    let results = structured(&r)["results"].as_array().unwrap().clone();
+    assert!(results.len() <= 3);
+    assert!(results.iter().any(|h| h["slug"] == "env-validator"), "{results:?}");
+
+    let again = gate
+        .meta(json!({"command": "search", "query": "validate env file"}))
+        .await;
+    assert_eq!(
+        structured(&again),
+        structured(
+            &gate
+                .meta(json!({"command": "search", "query": "validate env file"}))
+                .await
+        )
+    );
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn search_refuses_queries_it_cannot_run() {
+    let gate = Gate::start(&[]).await;
+    for query in ["", "   ", "the of and", "can you do it for me"] {
+        let r = gate.meta(json!({"command": "search", "query": query})).await;
+        let msg = expect_error(&r, "BAD_REQUEST")["error"].as_str().unwrap().to_owned();
+        assert!(msg.contains("query"), "{msg}");
+    }
+    for limit in [json!(0), json!(51), json!("ten")] {
+        let r = gate
+            .meta(json!({"command": "search", "query": "json", "limit": limit}))
+            .await;
+        assert!(
+            expect_error(&r, "BAD_REQUEST")["error"]
+                .as_str()
+                .unwrap()
+                .contains("limit")
+        );
+    }
+    expect_error(&gate.meta(json!({"command": "search"})).await, "BAD_REQUEST");
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn a_vague_slug_gets_advice_from_search() {
+    let gate = Gate::start(&[]).await;
+    let r = gate
+        .meta(json!({"command": "run", "slug": "validate-env", "params": {}}))
+        .await;
+    let s = expect_error(&r, "TOOL_NOT_FOUND");
+    assert_eq!(s["candidates"][0], "env-validator", "{s}");
+    gate.stop().await;
+}
+
+const TINY_CATALOGUE: &str = r#"{"tools": [
+  {"slug": "alpha", "name": "Alpha", "description": "Converts celsius to fahrenheit."},
+  {"slug": "beta", "name": "Beta", "description": "Counts words in text."},
+  {"slug": "gamma", "name": "Gamma", "description": "Resizes images."}
+]}"#;
+
+/// By hand: q1 finds alpha first (nDCG 1, recalls 1); q2 finds beta first but never gamma
+/// (nDCG 1 / (1 + 1/log2 3) = 0.613, recalls 0.5); q3 finds nothing (0). Means: nDCG
+/// 0.538, Recall@5 0.500, Recall@10 0.500.
+const TINY_QUERIES: &str = r#"{"query": "convert celsius", "relevant": ["alpha"]}
+{"query": "count words", "relevant": ["beta", "gamma"]}
+{"query": "zebra", "relevant": ["gamma"]}
+"#;
+
+async fn eval(queries: &str, extra: &[&str]) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tiny.json"), TINY_CATALOGUE).unwrap();
+    std::fs::write(dir.path().join("q.jsonl"), queries).unwrap();
+    let mut cmd = command(dir.path(), &[]);
+    cmd.args(["catalogue", "eval", "--queries", "q.jsonl", "tiny.json"])
+        .args(extra);
+    let out = cmd.output().await.unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn catalogue_eval_computes_the_metrics_by_hand() {
+    let (ok, stdout, stderr) = eval(TINY_QUERIES, &["--show-misses", "5"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("3 queries over 3 tools"), "{stdout}");
+    assert!(stdout.contains("nDCG@10   0.538"), "{stdout}");
+    assert!(stdout.contains("Recall@5  0.500"), "{stdout}");
+    assert!(stdout.contains("Recall@10 0.500"), "{stdout}");
+    let misses = stdout.split("Worst").nth(1).expect("misses listed");
+    assert!(
+        misses.find("line 3:").unwrap() < misses.find("line 2:").unwrap(),
+        "worst first: {misses}"
+    );
+    assert!(misses.contains("not in the top 10"));
+}
+
+#[tokio::test]
+async fn catalogue_eval_reports_bad_lines_by_number() {
+    let queries =
+        format!("{TINY_QUERIES}{{\"query\": \"x\"}}\nnot json\n{{\"query\": \"q\", \"relevant\": [\"nosuch\"]}}\n");
+    let (ok, stdout, stderr) = eval(&queries, &[]).await;
+    assert!(!ok, "unusable lines fail the run");
+    assert!(stderr.contains("line 4:") && stderr.contains("line 5:"), "{stderr}");
+    assert!(stderr.contains("line 6: relevant tool \"nosuch\""), "{stderr}");
+    assert!(
+        stdout.contains("4 queries"),
+        "the good lines are still measured: {stdout}"
+    );
+}
