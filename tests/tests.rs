@@ -4,6 +4,7 @@
 mod util;
 
 mod catalogue_api;
+mod catalogue_tools;
 mod execution_modes;
 mod interop;
 mod js_limits;

@@ -70,12 +70,15 @@ pub(crate) fn describe(tool: &Tool) -> McpTool {
 }
 
 /// The schema of a run's `structuredContent` (DESIGN §5), wrapping the tool's own.
+///
+/// The tool's `$defs`/`definitions` are hoisted to the wrapper's root, so its local
+/// references (`#/$defs/...`) still resolve once it sits under `result`.
 pub fn run_output_schema(result: Option<&Value>) -> Value {
-    json!({
+    let mut result = result.cloned().unwrap_or_else(|| json!({}));
+    let mut wrapper = json!({
         "type": "object",
         "properties": {
             "success": {"type": "boolean"},
-            "result": result.cloned().unwrap_or_else(|| json!({})),
             "duration_ms": {"type": "integer", "minimum": 0},
             "run_id": {"type": "string"},
             "stdout": {"type": "string"},
@@ -83,7 +86,19 @@ pub fn run_output_schema(result: Option<&Value>) -> Value {
             "truncated": {"type": "boolean"}
         },
         "required": ["success", "result", "duration_ms", "run_id"]
-    })
+    });
+    if let Some(own) = result.as_object_mut() {
+        for key in ["$defs", "definitions"] {
+            if let Some(defs) = own.remove(key) {
+                wrapper[key] = defs;
+            }
+        }
+        if let Some(dialect) = own.remove("$schema") {
+            wrapper["$schema"] = dialect;
+        }
+    }
+    wrapper["properties"]["result"] = result;
+    wrapper
 }
 
 fn object(v: Value) -> JsonObject {
@@ -95,4 +110,25 @@ fn object(v: Value) -> JsonObject {
 
 fn annotations(v: &Value) -> ToolAnnotations {
     serde_json::from_value(v.clone()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_refs_still_resolve_inside_the_run_envelope() {
+        let own = json!({
+            "type": "object",
+            "properties": {"score": {"$ref": "#/$defs/score"}},
+            "required": ["score"],
+            "$defs": {"score": {"type": "integer", "maximum": 4}}
+        });
+        let wrapper = run_output_schema(Some(&own));
+        let validator = jsonschema::validator_for(&wrapper).unwrap();
+        let good = json!({"success": true, "result": {"score": 3}, "duration_ms": 1, "run_id": "r1"});
+        let bad = json!({"success": true, "result": {"score": 9}, "duration_ms": 1, "run_id": "r1"});
+        assert!(validator.is_valid(&good));
+        assert!(!validator.is_valid(&bad));
+    }
 }

@@ -9,7 +9,7 @@
 //! neighbourhood (SymSpell, distance 1) for typo candidates, so a query touches only the
 //! postings of its terms and their expansions.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::tokenize::Analyzer;
 
@@ -168,95 +168,77 @@ impl Index {
 
     /// Builds the index of `docs`.
     pub fn with_tuning(docs: &[Document], tuning: Tuning) -> Index {
-        let analyzer = Analyzer::default();
-        // Per doc, per field: stem → count; and field lengths.
-        let mut counts: HashMap<String, Vec<(u32, [u16; 6])>> = HashMap::new();
-        let mut surface: HashMap<String, String> = HashMap::new();
+        let mut builder = Builder::default();
         let mut lengths: Vec<[u32; 6]> = Vec::with_capacity(docs.len());
         for (d, doc) in docs.iter().enumerate() {
+            let d = d as u32;
             let mut len = [0u32; 6];
-            for field in Field::ALL {
-                let i = field as usize;
-                let texts: Vec<&str> = match field {
-                    Field::Slug => vec![&doc.slug],
-                    Field::Name => vec![&doc.name],
-                    Field::Tags => doc
-                        .tags
-                        .iter()
-                        .map(String::as_str)
-                        .chain(std::iter::once(doc.category.as_str()))
-                        .collect(),
-                    Field::Description => vec![&doc.description],
-                    Field::Params => doc.params.iter().map(|(n, _)| n.as_str()).collect(),
-                    Field::ParamDocs => doc.params.iter().map(|(_, t)| t.as_str()).collect(),
-                };
-                for text in texts {
-                    for (word, stem) in analyzer.terms(text) {
-                        len[i] += 1;
-                        surface.entry(stem.clone()).or_insert(word);
-                        let entry = counts.entry(stem).or_default();
-                        match entry.last_mut() {
-                            Some((last, c)) if *last == d as u32 => c[i] = c[i].saturating_add(1),
-                            _ => {
-                                let mut c = [0u16; 6];
-                                c[i] = 1;
-                                entry.push((d as u32, c));
-                            }
-                        }
-                    }
-                }
+            builder.add(d, Field::Slug, &doc.slug, &mut len);
+            builder.add(d, Field::Name, &doc.name, &mut len);
+            for tag in doc.tags.iter().chain(std::iter::once(&doc.category)) {
+                builder.add(d, Field::Tags, tag, &mut len);
+            }
+            builder.add(d, Field::Description, &doc.description, &mut len);
+            for (name, text) in &doc.params {
+                builder.add(d, Field::Params, name, &mut len);
+                builder.add(d, Field::ParamDocs, text, &mut len);
             }
             lengths.push(len);
         }
         let n = docs.len().max(1) as f32;
         let mut avg = [0f32; 6];
         for len in &lengths {
-            for i in 0..6 {
-                avg[i] += len[i] as f32;
+            for (a, l) in avg.iter_mut().zip(len) {
+                *a += *l as f32;
             }
         }
         for a in &mut avg {
             *a = (*a / n).max(1.0);
         }
-        let mut terms: Vec<String> = counts.keys().cloned().collect();
-        terms.sort();
-        let mut postings = Vec::with_capacity(terms.len());
-        let mut surfaces = Vec::with_capacity(terms.len());
-        for term in &terms {
-            let list = counts.remove(term).unwrap_or_default();
+        // Term ids in sorted order, so prefix ranges are contiguous.
+        let mut order: Vec<u32> = (0..builder.terms.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| builder.terms[a as usize].cmp(&builder.terms[b as usize]));
+        let mut terms = Vec::with_capacity(order.len());
+        let mut surface = Vec::with_capacity(order.len());
+        let mut postings = Vec::with_capacity(order.len());
+        for id in order {
+            let id = id as usize;
+            terms.push(std::mem::take(&mut builder.terms[id]));
+            surface.push(std::mem::take(&mut builder.surface[id]));
+            let list = std::mem::take(&mut builder.lists[id]);
             postings.push(
                 list.into_iter()
-                    .map(|(doc, c)| {
+                    .map(|(doc, counts)| {
                         let len = &lengths[doc as usize];
                         let mut tf = 0f32;
                         let mut fields = 0u8;
                         for i in 0..6 {
-                            if c[i] > 0 {
+                            if counts[i] > 0 {
                                 fields |= 1 << i;
                                 let norm = 1.0 - tuning.b[i] + tuning.b[i] * len[i] as f32 / avg[i];
-                                tf += tuning.weight[i] * c[i] as f32 / norm;
+                                tf += tuning.weight[i] * counts[i] as f32 / norm;
                             }
                         }
                         Posting { doc, tf, fields }
                     })
-                    .collect(),
+                    .collect::<Vec<_>>(),
             );
-            surfaces.push(surface.remove(term).unwrap_or_else(|| term.clone()));
         }
-        let mut deletes: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut deletes: HashMap<String, Vec<u32>> = HashMap::default();
         for (id, term) in terms.iter().enumerate() {
-            if term.chars().count() >= tuning.typo_min_len {
+            // Numbers are not misspelt words; correcting them would only add noise.
+            if term.chars().count() >= tuning.typo_min_len && !term.chars().any(|c| c.is_numeric()) {
                 for variant in deletions(term) {
                     deletes.entry(variant).or_default().push(id as u32);
                 }
             }
         }
         Index {
-            analyzer,
+            analyzer: builder.analyzer,
             tuning,
             slugs: docs.iter().map(|d| d.slug.clone()).collect(),
             terms,
-            surface: surfaces,
+            surface,
             postings,
             deletes,
         }
@@ -441,6 +423,61 @@ impl Index {
             }
         }
         out
+    }
+}
+
+/// Accumulates postings while documents are read. Each distinct word is looked up (stop
+/// word? stem?) once, however often it occurs: stemming is the costly step of a build.
+#[derive(Default)]
+struct Builder {
+    analyzer: Analyzer,
+    /// Lowercase word → its term id, or `None` for a stop word.
+    words: HashMap<String, Option<u32>>,
+    /// Stem → term id.
+    ids: HashMap<String, u32>,
+    /// Term id → stem, surface word, postings `(doc, count per field)`.
+    terms: Vec<String>,
+    surface: Vec<String>,
+    lists: Vec<Vec<(u32, [u16; 6])>>,
+}
+
+impl Builder {
+    fn add(&mut self, doc: u32, field: Field, text: &str, len: &mut [u32; 6]) {
+        let i = field as usize;
+        super::tokenize::for_each_word(text, |word| {
+            let id = match self.words.get(word) {
+                Some(id) => *id,
+                None => {
+                    let id = (!super::tokenize::is_stop_word(word)).then(|| {
+                        let stem = self.analyzer.stem(word);
+                        match self.ids.get(&stem) {
+                            Some(&id) => id,
+                            None => {
+                                let id = self.terms.len() as u32;
+                                self.ids.insert(stem.clone(), id);
+                                self.terms.push(stem);
+                                self.surface.push(word.to_owned());
+                                self.lists.push(Vec::new());
+                                id
+                            }
+                        }
+                    });
+                    self.words.insert(word.to_owned(), id);
+                    id
+                }
+            };
+            let Some(id) = id else { return };
+            len[i] += 1;
+            let list = &mut self.lists[id as usize];
+            match list.last_mut() {
+                Some((last, counts)) if *last == doc => counts[i] = counts[i].saturating_add(1),
+                _ => {
+                    let mut counts = [0u16; 6];
+                    counts[i] = 1;
+                    list.push((doc, counts));
+                }
+            }
+        });
     }
 }
 

@@ -162,22 +162,29 @@ pub fn is_stop_word(word: &str) -> bool {
 /// Each split identifier is followed by its joined form.
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    for_each_word(text, |w| out.push(w.to_owned()));
+    out
+}
+
+/// [`words`] without collecting: calls `f` with each lowercase word, in order.
+pub fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+    let mut lower = String::new();
+    let mut joined = String::new();
     for run in text.split(|c: char| !c.is_alphanumeric()).filter(|r| !r.is_empty()) {
         let parts = split_identifier(run);
-        let several = parts.len() > 1;
-        out.extend(parts.iter().map(|p| p.to_lowercase()));
-        if several {
-            let joined: String = parts
-                .iter()
-                .filter(|p| !p.chars().all(|c| c.is_ascii_digit()))
-                .map(|p| p.to_lowercase())
-                .collect();
-            if joined.chars().count() > 1 && !out.contains(&joined) {
-                out.push(joined);
+        joined.clear();
+        for part in &parts {
+            lower.clear();
+            lower.extend(part.chars().flat_map(char::to_lowercase));
+            f(&lower);
+            if !part.chars().all(|c| c.is_ascii_digit()) {
+                joined.push_str(&lower);
             }
         }
+        if parts.len() > 1 && joined.chars().count() > 1 && !parts.iter().any(|p| p.eq_ignore_ascii_case(&joined)) {
+            f(&joined);
+        }
     }
-    out
 }
 
 fn split_identifier(run: &str) -> Vec<&str> {
