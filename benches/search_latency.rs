@@ -20,14 +20,23 @@ fn main() {
         let index = Index::build(&docs);
         let build = start.elapsed();
         let mut samples: Vec<Duration> = Vec::new();
+        let mut slowest: Vec<(Duration, &str)> = Vec::new();
         for _ in 0..10 {
             for q in &queries {
                 let start = Instant::now();
                 black_box(index.search(q, 10).ok());
-                samples.push(start.elapsed());
+                let took = start.elapsed();
+                samples.push(took);
+                slowest.push((took, q));
             }
         }
         samples.sort();
+        slowest.sort_by_key(|s| std::cmp::Reverse(s.0));
+        if std::env::var_os("SLOWEST").is_some() {
+            for (took, q) in slowest.iter().take(5) {
+                eprintln!("{n}: {:.3} ms {q:?}", ms(*took));
+            }
+        }
         let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
         println!(
             "| {n} | {:.0} ms | {:.3} ms | {:.3} ms |",

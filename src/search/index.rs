@@ -11,7 +11,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::tokenize::Analyzer;
+use super::build::Builder;
+use super::tokenize::{self, Analyzer};
 
 /// One tool as the index sees it.
 #[derive(Debug, Clone, Default)]
@@ -70,11 +71,12 @@ impl Field {
     }
 }
 
-/// Ranking constants. Tuned on shared/eval/metatool (see README "Search quality") with
-/// a held-out half to keep them general.
+/// Ranking constants. Tuned on shared/eval/metatool with a held-out half (scores on the
+/// held-out half were no worse than on the tuning half), and kept where the set had no
+/// signal (tags, parameters) at priors; see README "Search quality".
 #[derive(Debug, Clone)]
 pub struct Tuning {
-    /// BM25 saturation.
+    /// BM25 saturation, per field.
     pub k1: f32,
     /// Weight of each field, in [`Field`] order.
     pub weight: [f32; 6],
@@ -82,46 +84,72 @@ pub struct Tuning {
     pub b: [f32; 6],
     /// Share of an exact match's score a prefix expansion earns.
     pub prefix: f32,
-    /// Share of an exact match's score a typo expansion earns.
+    /// Share of an exact match's score a typo correction earns.
     pub typo: f32,
-    /// Shortest query term expanded by prefix.
+    /// Shortest query word expanded by prefix.
     pub prefix_min_len: usize,
-    /// Shortest query term corrected for typos.
+    /// How many completions a query word's prefix keeps (the shortest ones).
+    pub completions: usize,
+    /// Shortest query word corrected for typos.
     pub typo_min_len: usize,
-    /// Most expansions kept per query term (the most frequent ones).
-    pub max_expansions: usize,
+    /// From this length on, two edits count as one typo.
+    pub typo_two_edits_len: usize,
 }
 
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
-            k1: 1.2,
-            weight: [3.0, 3.0, 2.0, 1.0, 1.5, 0.5],
-            b: [0.3, 0.3, 0.3, 0.75, 0.5, 0.75],
-            prefix: 0.6,
-            typo: 0.45,
+            k1: 1.0,
+            // slug, name, tags+category, description, params, param descriptions. The slug
+            // only counts where there is no name (it is then indexed as the name).
+            weight: [0.0, 1.0, 1.0, 1.0, 0.5, 0.5],
+            b: [0.3, 0.3, 0.3, 0.3, 0.5, 0.75],
+            prefix: 0.5,
+            typo: 0.4,
             prefix_min_len: 3,
+            completions: 3,
             typo_min_len: 5,
-            max_expansions: 24,
+            typo_two_edits_len: 8,
         }
     }
 }
 
+/// Most dictionary entries a forward-prefix lookup scans for its shortest completions,
+/// so a two- or three-letter word costs the same at 100k tools as at 100.
+const PREFIX_SCAN: usize = 4096;
+
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     doc: u32,
-    /// Σ over fields of weight · tf / (1 − b + b · len/avglen).
-    tf: f32,
+    /// The term's BM25 impact on the document, summed over fields:
+    /// Σ_f w_f · x(k1+1)/(x+k1), x = tf_f / (1 − b_f + b_f · len_f/avglen_f).
+    impact: f32,
     /// Bit i set when field i contains the term.
     fields: u8,
 }
 
-/// How a query term met an index term.
+/// How a query word met an index term.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Exact,
     Prefix,
     Typo,
+}
+
+/// One index term a query word reaches, with the weight and idf it scores with.
+#[derive(Debug, Clone, Copy)]
+struct Variant {
+    term: u32,
+    kind: Kind,
+    /// weight · idf′, idf′ capped at the exact term's idf for expansions.
+    factor: f32,
+}
+
+/// A query word and the terms it reaches.
+#[derive(Debug)]
+struct QueryWord {
+    raw: String,
+    variants: Vec<Variant>,
 }
 
 /// A ranked result.
@@ -131,8 +159,8 @@ pub struct Hit {
     pub doc: usize,
     /// Its score (higher is better).
     pub score: f32,
-    /// What matched: `"word"` for an exact match, `"word→term"` for an expansion, each
-    /// with the fields it matched in.
+    /// What matched: `"word (fields)"` for an exact match, `"word→term (fields)"` for an
+    /// abbreviation or typo.
     pub matched: Vec<String>,
 }
 
@@ -151,12 +179,20 @@ pub struct Index {
     analyzer: Analyzer,
     tuning: Tuning,
     slugs: Vec<String>,
+    /// Per document, the position of its slug in slug order: ties compare these numbers
+    /// instead of strings.
+    slug_rank: Vec<u32>,
     /// Sorted stems.
     terms: Vec<String>,
     /// A surface word for each term, for `matched`.
     surface: Vec<String>,
+    /// Per term, its postings sorted by document.
     postings: Vec<Vec<Posting>>,
-    /// Every term of length ≥ `typo_min_len` with one character deleted → term ids.
+    /// Per term, its idf.
+    idf: Vec<f32>,
+    /// Distinct words as written (lowercase), with their term: typo candidates.
+    words: Vec<(String, u32)>,
+    /// A word of `words` with one character deleted (or none) → word ids.
     deletes: HashMap<String, Vec<u32>>,
 }
 
@@ -168,23 +204,7 @@ impl Index {
 
     /// Builds the index of `docs`.
     pub fn with_tuning(docs: &[Document], tuning: Tuning) -> Index {
-        let mut builder = Builder::default();
-        let mut lengths: Vec<[u32; 6]> = Vec::with_capacity(docs.len());
-        for (d, doc) in docs.iter().enumerate() {
-            let d = d as u32;
-            let mut len = [0u32; 6];
-            builder.add(d, Field::Slug, &doc.slug, &mut len);
-            builder.add(d, Field::Name, &doc.name, &mut len);
-            for tag in doc.tags.iter().chain(std::iter::once(&doc.category)) {
-                builder.add(d, Field::Tags, tag, &mut len);
-            }
-            builder.add(d, Field::Description, &doc.description, &mut len);
-            for (name, text) in &doc.params {
-                builder.add(d, Field::Params, name, &mut len);
-                builder.add(d, Field::ParamDocs, text, &mut len);
-            }
-            lengths.push(len);
-        }
+        let (mut builder, lengths) = Builder::parallel(docs);
         let n = docs.len().max(1) as f32;
         let mut avg = [0f32; 6];
         for len in &lengths {
@@ -198,48 +218,70 @@ impl Index {
         // Term ids in sorted order, so prefix ranges are contiguous.
         let mut order: Vec<u32> = (0..builder.terms.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| builder.terms[a as usize].cmp(&builder.terms[b as usize]));
+        let mut new_id = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old as usize] = new as u32;
+        }
+        let k1 = tuning.k1;
         let mut terms = Vec::with_capacity(order.len());
         let mut surface = Vec::with_capacity(order.len());
         let mut postings = Vec::with_capacity(order.len());
-        for id in order {
-            let id = id as usize;
-            terms.push(std::mem::take(&mut builder.terms[id]));
-            surface.push(std::mem::take(&mut builder.surface[id]));
-            let list = std::mem::take(&mut builder.lists[id]);
-            postings.push(
-                list.into_iter()
-                    .map(|(doc, counts)| {
-                        let len = &lengths[doc as usize];
-                        let mut tf = 0f32;
-                        let mut fields = 0u8;
-                        for i in 0..6 {
-                            if counts[i] > 0 {
-                                fields |= 1 << i;
-                                let norm = 1.0 - tuning.b[i] + tuning.b[i] * len[i] as f32 / avg[i];
-                                tf += tuning.weight[i] * counts[i] as f32 / norm;
-                            }
+        let mut idf = Vec::with_capacity(order.len());
+        for &old in &order {
+            let old = old as usize;
+            terms.push(std::mem::take(&mut builder.terms[old]));
+            surface.push(std::mem::take(&mut builder.surface[old]));
+            let list: Vec<Posting> = std::mem::take(&mut builder.lists[old])
+                .into_iter()
+                .map(|(doc, counts)| {
+                    let len = &lengths[doc as usize];
+                    let mut impact = 0f32;
+                    let mut fields = 0u8;
+                    for i in 0..6 {
+                        if counts[i] > 0 {
+                            fields |= 1 << i;
+                            let x = counts[i] as f32 / (1.0 - tuning.b[i] + tuning.b[i] * len[i] as f32 / avg[i]);
+                            impact += tuning.weight[i] * x * (k1 + 1.0) / (x + k1);
                         }
-                        Posting { doc, tf, fields }
-                    })
-                    .collect::<Vec<_>>(),
-            );
+                    }
+                    Posting { doc, impact, fields }
+                })
+                .collect();
+            idf.push(bm25_idf(n, list.len() as f32));
+            postings.push(list);
         }
+        let mut words: Vec<(String, u32)> = builder
+            .words
+            .into_iter()
+            .filter_map(|(word, id)| id.map(|id| (word, new_id[id as usize])))
+            .filter(|(word, _)| word.chars().count() >= tuning.typo_min_len - 1 && !word.chars().any(char::is_numeric))
+            .collect();
+        words.sort_unstable();
         let mut deletes: HashMap<String, Vec<u32>> = HashMap::default();
-        for (id, term) in terms.iter().enumerate() {
-            // Numbers are not misspelt words; correcting them would only add noise.
-            if term.chars().count() >= tuning.typo_min_len && !term.chars().any(|c| c.is_numeric()) {
-                for variant in deletions(term) {
-                    deletes.entry(variant).or_default().push(id as u32);
-                }
+        for (id, (word, _)) in words.iter().enumerate() {
+            for variant in std::iter::once(word.clone()).chain(deletions(word)) {
+                deletes.entry(variant).or_default().push(id as u32);
             }
+        }
+        let mut by_slug: Vec<u32> = (0..docs.len() as u32).collect();
+        // Snapshots come sorted by slug already; only other callers pay for the sort.
+        if !docs.is_sorted_by(|a, b| a.slug <= b.slug) {
+            by_slug.sort_by(|&a, &b| docs[a as usize].slug.cmp(&docs[b as usize].slug).then(a.cmp(&b)));
+        }
+        let mut slug_rank = vec![0u32; docs.len()];
+        for (rank, &doc) in by_slug.iter().enumerate() {
+            slug_rank[doc as usize] = rank as u32;
         }
         Index {
             analyzer: builder.analyzer,
             tuning,
+            slug_rank,
             slugs: docs.iter().map(|d| d.slug.clone()).collect(),
             terms,
             surface,
             postings,
+            idf,
+            words,
             deletes,
         }
     }
@@ -256,139 +298,150 @@ impl Index {
 
     /// The best `limit` documents for `query`, best first, ties by slug.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, QueryError> {
-        let words = super::tokenize::words(query);
-        if words.is_empty() {
-            return Err(QueryError::Empty);
-        }
-        let mut seen = Vec::new();
-        let terms: Vec<(String, String)> = self
-            .analyzer
-            .terms(query)
-            .into_iter()
-            .filter(|(_, stem)| {
-                let fresh = !seen.contains(stem);
-                seen.push(stem.clone());
-                fresh
-            })
-            .collect();
-        if terms.is_empty() {
-            return Err(QueryError::OnlyStopWords);
-        }
+        let words = self.query_words(query)?;
         let n = self.slugs.len();
         let mut total = vec![0f32; n];
-        let mut best = vec![0f32; n];
         let mut touched: Vec<u32> = Vec::new();
-        let mut token_touched: Vec<u32> = Vec::new();
-        let mut variants_of = Vec::with_capacity(terms.len());
-        for (word, stem) in &terms {
-            let variants = self.variants(word, stem);
-            for &(term, kind, idf_cap) in &variants {
-                let weight = match kind {
-                    Kind::Exact => 1.0,
-                    Kind::Prefix => self.tuning.prefix,
-                    Kind::Typo => self.tuning.typo,
-                };
-                let list = &self.postings[term as usize];
-                let idf = self.idf(list.len()).min(idf_cap);
-                for p in list {
-                    let s = weight * idf * p.tf / (self.tuning.k1 + p.tf);
-                    let b = &mut best[p.doc as usize];
-                    if *b == 0.0 {
-                        token_touched.push(p.doc);
+        for word in &words {
+            for v in &word.variants {
+                for p in &self.postings[v.term as usize] {
+                    let t = &mut total[p.doc as usize];
+                    if *t == 0.0 {
+                        touched.push(p.doc);
                     }
-                    if s > *b {
-                        *b = s;
-                    }
+                    *t += v.factor * p.impact;
                 }
             }
-            for &d in &token_touched {
-                let t = &mut total[d as usize];
-                if *t == 0.0 {
-                    touched.push(d);
-                }
-                *t += best[d as usize];
-                best[d as usize] = 0.0;
-            }
-            token_touched.clear();
-            variants_of.push(variants);
         }
-        let mut ranked: Vec<(f32, u32)> = touched.iter().map(|&d| (total[d as usize], d)).collect();
         let order = |a: &(f32, u32), b: &(f32, u32)| {
             b.0.total_cmp(&a.0)
-                .then_with(|| self.slugs[a.1 as usize].cmp(&self.slugs[b.1 as usize]))
+                .then_with(|| self.slug_rank[a.1 as usize].cmp(&self.slug_rank[b.1 as usize]))
         };
-        if ranked.len() > limit && limit > 0 {
+        let mut ranked: Vec<(f32, u32)> = touched
+            .iter()
+            .map(|&d| (total[d as usize], d))
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        if ranked.len() > limit {
             ranked.select_nth_unstable_by(limit - 1, order);
             ranked.truncate(limit);
         }
         ranked.sort_by(order);
-        ranked.truncate(limit);
         Ok(ranked
             .into_iter()
             .map(|(score, doc)| Hit {
                 doc: doc as usize,
                 score,
-                matched: self.explain(doc, &terms, &variants_of),
+                matched: self.explain(doc, &words),
             })
             .collect())
     }
 
-    fn idf(&self, df: usize) -> f32 {
-        let n = self.slugs.len() as f32;
-        let df = df as f32;
-        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
-    }
-
-    /// The index terms a query term reaches: itself, terms it abbreviates or that
-    /// abbreviate it, and — only when neither exists — terms one typo away. An expansion
-    /// never earns more idf than the exact term would, so it cannot outrank it.
-    fn variants(&self, word: &str, stem: &str) -> Vec<(u32, Kind, f32)> {
-        let mut out: Vec<(u32, Kind, f32)> = Vec::new();
-        let exact = self.term_id(stem);
-        let cap = exact.map_or(f32::INFINITY, |id| self.idf(self.postings[id as usize].len()));
-        if let Some(id) = exact {
-            out.push((id, Kind::Exact, f32::INFINITY));
+    /// The query's meaningful words, each with the index terms it reaches; adjacent words
+    /// joined where the join is an index term; one entry per stem.
+    fn query_words(&self, query: &str) -> Result<Vec<QueryWord>, QueryError> {
+        let seq = tokenize::query_sequence(query);
+        if seq.is_empty() {
+            return Err(QueryError::Empty);
         }
-        let mut expansions: Vec<u32> = Vec::new();
-        if stem.chars().count() >= self.tuning.prefix_min_len {
-            let start = self.terms.partition_point(|t| t.as_str() < stem);
-            expansions.extend(
-                (start..self.terms.len())
-                    .take_while(|&i| self.terms[i].starts_with(stem))
-                    .map(|i| i as u32),
-            );
-            // The other way round: terms the query term (stem or word) extends.
-            for base in [stem, word] {
-                for (cut, _) in base.char_indices().skip(self.tuning.prefix_min_len) {
-                    if let Some(id) = self.term_id(&base[..cut]) {
-                        expansions.push(id);
-                    }
+        let mut raw: Vec<String> = seq.iter().filter(|w| tokenize::is_query_word(w)).cloned().collect();
+        if raw.is_empty() {
+            return Err(QueryError::OnlyStopWords);
+        }
+        for pair in seq.windows(2) {
+            if pair
+                .iter()
+                .all(|w| tokenize::is_query_word(w) && w.chars().count() >= 2)
+            {
+                let joined = format!("{}{}", pair[0], pair[1]);
+                if self.term_id(&self.analyzer.stem(&joined)).is_some() {
+                    raw.push(joined);
                 }
             }
-            expansions.sort_unstable();
-            expansions.dedup();
-            expansions.retain(|&id| Some(id) != exact);
         }
-        if expansions.len() > self.tuning.max_expansions {
-            expansions.sort_by_key(|&id| (std::cmp::Reverse(self.postings[id as usize].len()), id));
-            expansions.truncate(self.tuning.max_expansions);
+        let mut seen: Vec<String> = Vec::new();
+        let mut out = Vec::new();
+        for word in raw {
+            let stem = self.analyzer.stem(&word);
+            if seen.contains(&stem) {
+                continue;
+            }
+            let variants = self.variants(&word, &stem);
+            seen.push(stem);
+            out.push(QueryWord { raw: word, variants });
         }
-        out.extend(expansions.iter().map(|&id| (id, Kind::Prefix, cap)));
-        if out.is_empty() && stem.chars().count() >= self.tuning.typo_min_len {
-            let mut typos: Vec<u32> = std::iter::once(stem.to_owned())
-                .chain(deletions(stem))
+        Ok(out)
+    }
+
+    /// The index terms a query word reaches: its stem exactly (1); the shortest terms
+    /// its stem begins, and the terms that begin its stem (abbreviations both ways); and —
+    /// only when its stem is not in the index at all — words one typo away. An expansion
+    /// never earns more idf than the exact term, so it cannot outrank an exact match.
+    fn variants(&self, raw: &str, stem: &str) -> Vec<Variant> {
+        let t = &self.tuning;
+        let exact = self.term_id(stem);
+        let cap = exact.map_or(f32::INFINITY, |id| self.idf[id as usize]);
+        let mut out: Vec<Variant> = Vec::new();
+        let push = |out: &mut Vec<Variant>, term: u32, kind: Kind| {
+            if out.iter().any(|v| v.term == term) {
+                return;
+            }
+            let (weight, idf) = match kind {
+                Kind::Exact => (1.0, self.idf[term as usize]),
+                Kind::Prefix => (t.prefix, self.idf[term as usize].min(cap)),
+                Kind::Typo => (t.typo, self.idf[term as usize].min(cap)),
+            };
+            out.push(Variant {
+                term,
+                kind,
+                factor: weight * idf,
+            });
+        };
+        if let Some(id) = exact {
+            push(&mut out, id, Kind::Exact);
+        }
+        if raw.chars().count() >= t.prefix_min_len {
+            let key = if stem.chars().count() >= t.prefix_min_len {
+                stem
+            } else {
+                raw
+            };
+            let start = self.terms.partition_point(|term| term.as_str() < key);
+            let mut completions: Vec<u32> = (start..self.terms.len().min(start + PREFIX_SCAN))
+                .take_while(|&i| self.terms[i].starts_with(key))
+                .filter(|&i| self.terms[i] != stem)
+                .map(|i| i as u32)
+                .collect();
+            completions.sort_by_key(|&i| (self.terms[i as usize].len(), i));
+            for id in completions.into_iter().take(t.completions) {
+                push(&mut out, id, Kind::Prefix);
+            }
+            for (cut, _) in stem.char_indices().skip(t.prefix_min_len) {
+                if let Some(id) = self.term_id(&stem[..cut]) {
+                    push(&mut out, id, Kind::Prefix);
+                }
+            }
+        }
+        let len = raw.chars().count();
+        if exact.is_none() && len >= t.typo_min_len {
+            let max = if len >= t.typo_two_edits_len { 2 } else { 1 };
+            let mut candidates: Vec<u32> = std::iter::once(raw.to_owned())
+                .chain(deletions(raw))
                 .filter_map(|v| self.deletes.get(&v))
                 .flatten()
                 .copied()
-                .chain(deletions(stem).filter_map(|v| self.term_id(&v)))
-                .filter(|&id| {
-                    strsim::damerau_levenshtein(stem, &self.terms[id as usize]) <= 1 + usize::from(stem.len() >= 8)
-                })
                 .collect();
-            typos.sort_unstable();
-            typos.dedup();
-            typos.truncate(self.tuning.max_expansions);
-            out.extend(typos.into_iter().map(|id| (id, Kind::Typo, cap)));
+            candidates.sort_unstable();
+            candidates.dedup();
+            for w in candidates {
+                let (word, term) = &self.words[w as usize];
+                if word != raw && word.chars().count().abs_diff(len) <= max && strsim::osa_distance(raw, word) <= max {
+                    push(&mut out, *term, Kind::Typo);
+                }
+            }
         }
         out
     }
@@ -400,12 +453,12 @@ impl Index {
             .map(|i| i as u32)
     }
 
-    /// What matched in `doc`, for the answer's `matched` list.
-    fn explain(&self, doc: u32, terms: &[(String, String)], variants_of: &[Vec<(u32, Kind, f32)>]) -> Vec<String> {
+    /// What matched in `doc`: per query word, its first variant found there.
+    fn explain(&self, doc: u32, words: &[QueryWord]) -> Vec<String> {
         let mut out = Vec::new();
-        for ((word, _), variants) in terms.iter().zip(variants_of) {
-            for &(term, kind, _) in variants {
-                let list = &self.postings[term as usize];
+        for word in words {
+            for v in &word.variants {
+                let list = &self.postings[v.term as usize];
                 let Ok(i) = list.binary_search_by_key(&doc, |p| p.doc) else {
                     continue;
                 };
@@ -414,9 +467,9 @@ impl Index {
                     .filter(|f| list[i].fields & (1 << **f as usize) != 0)
                     .map(|f| f.label())
                     .collect();
-                let what = match kind {
-                    Kind::Exact => word.clone(),
-                    Kind::Prefix | Kind::Typo => format!("{word}→{}", self.surface[term as usize]),
+                let what = match v.kind {
+                    Kind::Exact => word.raw.clone(),
+                    Kind::Prefix | Kind::Typo => format!("{}→{}", word.raw, self.surface[v.term as usize]),
                 };
                 out.push(format!("{what} ({})", fields.join(", ")));
                 break;
@@ -426,67 +479,17 @@ impl Index {
     }
 }
 
-/// Accumulates postings while documents are read. Each distinct word is looked up (stop
-/// word? stem?) once, however often it occurs: stemming is the costly step of a build.
-#[derive(Default)]
-struct Builder {
-    analyzer: Analyzer,
-    /// Lowercase word → its term id, or `None` for a stop word.
-    words: HashMap<String, Option<u32>>,
-    /// Stem → term id.
-    ids: HashMap<String, u32>,
-    /// Term id → stem, surface word, postings `(doc, count per field)`.
-    terms: Vec<String>,
-    surface: Vec<String>,
-    lists: Vec<Vec<(u32, [u16; 6])>>,
+/// BM25's idf, which stays positive however common the term.
+fn bm25_idf(n: f32, df: f32) -> f32 {
+    ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
 }
 
-impl Builder {
-    fn add(&mut self, doc: u32, field: Field, text: &str, len: &mut [u32; 6]) {
-        let i = field as usize;
-        super::tokenize::for_each_word(text, |word| {
-            let id = match self.words.get(word) {
-                Some(id) => *id,
-                None => {
-                    let id = (!super::tokenize::is_stop_word(word)).then(|| {
-                        let stem = self.analyzer.stem(word);
-                        match self.ids.get(&stem) {
-                            Some(&id) => id,
-                            None => {
-                                let id = self.terms.len() as u32;
-                                self.ids.insert(stem.clone(), id);
-                                self.terms.push(stem);
-                                self.surface.push(word.to_owned());
-                                self.lists.push(Vec::new());
-                                id
-                            }
-                        }
-                    });
-                    self.words.insert(word.to_owned(), id);
-                    id
-                }
-            };
-            let Some(id) = id else { return };
-            len[i] += 1;
-            let list = &mut self.lists[id as usize];
-            match list.last_mut() {
-                Some((last, counts)) if *last == doc => counts[i] = counts[i].saturating_add(1),
-                _ => {
-                    let mut counts = [0u16; 6];
-                    counts[i] = 1;
-                    list.push((doc, counts));
-                }
-            }
-        });
-    }
-}
-
-/// Every string `term` becomes with one character removed.
-fn deletions(term: &str) -> impl Iterator<Item = String> + '_ {
-    term.char_indices().map(move |(i, c)| {
-        let mut s = String::with_capacity(term.len());
-        s.push_str(&term[..i]);
-        s.push_str(&term[i + c.len_utf8()..]);
+/// Every string `word` becomes with one character removed.
+fn deletions(word: &str) -> impl Iterator<Item = String> + '_ {
+    word.char_indices().map(move |(i, c)| {
+        let mut s = String::with_capacity(word.len());
+        s.push_str(&word[..i]);
+        s.push_str(&word[i + c.len_utf8()..]);
         s
     })
 }

@@ -5,6 +5,7 @@
 //! **Invariant:** search never does I/O and knows nothing of the catalogue's types; it
 //! indexes plain [`Document`]s.
 
+mod build;
 pub mod eval;
 mod index;
 pub mod tokenize;

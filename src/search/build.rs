@@ -1,0 +1,191 @@
+//! Reading documents into postings: tokenise, stem each distinct word once, count per
+//! field; on every core for large catalogues, merged in document order so the result does
+//! not depend on the thread count. `index` turns the counts into scores.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::index::{Document, Field};
+use super::tokenize::{self, Analyzer};
+
+/// Accumulates postings while documents are read. Each distinct word is looked up (stop
+/// word? stem?) once, however often it occurs: stemming is the costly step of a build.
+#[derive(Default)]
+pub(super) struct Builder {
+    pub(super) analyzer: Analyzer,
+    /// Lowercase word → its term id.
+    pub(super) words: HashMap<String, Option<u32>>,
+    /// Stem → term id.
+    pub(super) ids: HashMap<String, u32>,
+    /// Term id → stem, surface word, postings `(doc, count per field)`.
+    pub(super) terms: Vec<String>,
+    pub(super) surface: Vec<String>,
+    pub(super) lists: Vec<Vec<(u32, [u16; 6])>>,
+}
+
+/// Catalogues smaller than this are indexed on one thread; spawning costs more than it
+/// saves below it.
+const PARALLEL_MIN_DOCS: usize = 4096;
+
+impl Builder {
+    /// Reads every document, on as many threads as the machine has (up to 8), and merges
+    /// the parts in document order, so the result is the same as a single thread's.
+    pub(super) fn parallel(docs: &[Document]) -> (Builder, Vec<[u32; 6]>) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+        if threads == 1 || docs.len() < PARALLEL_MIN_DOCS {
+            return Builder::range(docs, 0);
+        }
+        let size = docs.len().div_ceil(threads);
+        let parts: Vec<(Builder, Vec<[u32; 6]>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = docs
+                .chunks(size)
+                .enumerate()
+                .map(|(i, slice)| (i, slice, scope.spawn(move || Builder::range(slice, i * size))))
+                .collect();
+            handles
+                .into_iter()
+                // A part whose thread failed is read again here: same input, same output.
+                .map(|(i, slice, h)| h.join().unwrap_or_else(|_| Builder::range(slice, i * size)))
+                .collect()
+        });
+        let mut parts = parts.into_iter();
+        let Some((mut merged, mut lengths)) = parts.next() else {
+            return Builder::range(docs, 0);
+        };
+        for (mut part, part_lengths) in parts {
+            let mut global = Vec::with_capacity(part.terms.len());
+            for (local, stem) in part.terms.iter_mut().enumerate() {
+                let id = match merged.ids.get(stem.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = merged.terms.len() as u32;
+                        merged.ids.insert(stem.clone(), id);
+                        merged.terms.push(std::mem::take(stem));
+                        merged.surface.push(std::mem::take(&mut part.surface[local]));
+                        merged.lists.push(Vec::new());
+                        id
+                    }
+                };
+                merged.lists[id as usize].append(&mut part.lists[local]);
+                global.push(id);
+            }
+            for (word, id) in part.words {
+                merged
+                    .words
+                    .entry(word)
+                    .or_insert_with(|| id.map(|local| global[local as usize]));
+            }
+            lengths.extend(part_lengths);
+        }
+        (merged, lengths)
+    }
+
+    /// Reads `docs`, numbering them from `first`.
+    pub(super) fn range(docs: &[Document], first: usize) -> (Builder, Vec<[u32; 6]>) {
+        let mut builder = Builder::default();
+        let mut lengths = Vec::with_capacity(docs.len());
+        for (d, doc) in docs.iter().enumerate() {
+            let d = (first + d) as u32;
+            let mut len = [0u32; 6];
+            // The slug usually repeats the name; it stands in for a missing name.
+            if doc.name.trim().is_empty() {
+                builder.add(d, Field::Name, &doc.slug, &mut len);
+            } else {
+                builder.add(d, Field::Slug, &doc.slug, &mut len);
+                builder.add(d, Field::Name, &doc.name, &mut len);
+            }
+            for tag in doc.tags.iter().chain(std::iter::once(&doc.category)) {
+                builder.add(d, Field::Tags, tag, &mut len);
+            }
+            builder.add(d, Field::Description, &doc.description, &mut len);
+            for (name, text) in &doc.params {
+                builder.add(d, Field::Params, name, &mut len);
+                builder.add(d, Field::ParamDocs, text, &mut len);
+            }
+            lengths.push(len);
+        }
+        (builder, lengths)
+    }
+
+    fn add(&mut self, doc: u32, field: Field, text: &str, len: &mut [u32; 6]) {
+        let i = field as usize;
+        tokenize::for_each_index_word(text, |word| {
+            let id = match self.words.get(word) {
+                Some(id) => *id,
+                None => {
+                    let stem = self.analyzer.stem(word);
+                    let id = match self.ids.get(&stem) {
+                        Some(&id) => id,
+                        None => {
+                            let id = self.terms.len() as u32;
+                            self.ids.insert(stem.clone(), id);
+                            self.terms.push(stem);
+                            self.surface.push(word.to_owned());
+                            self.lists.push(Vec::new());
+                            id
+                        }
+                    };
+                    self.words.insert(word.to_owned(), Some(id));
+                    Some(id)
+                }
+            };
+            let Some(id) = id else { return };
+            len[i] += 1;
+            let list = &mut self.lists[id as usize];
+            match list.last_mut() {
+                Some((last, counts)) if *last == doc => counts[i] = counts[i].saturating_add(1),
+                _ => {
+                    let mut counts = [0u16; 6];
+                    counts[i] = 1;
+                    list.push((doc, counts));
+                }
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A term, its surface word and its postings, for comparing builds.
+    type Row = (String, String, Vec<(u32, [u16; 6])>);
+
+    fn doc(slug: &str, name: &str, description: &str, tags: &[&str]) -> Document {
+        Document {
+            slug: slug.into(),
+            name: name.into(),
+            description: description.into(),
+            tags: tags.iter().map(|t| (*t).into()).collect(),
+            ..Document::default()
+        }
+    }
+
+    #[test]
+    fn a_parallel_build_reads_like_a_single_thread() {
+        let words = [
+            "alpha", "Beta", "gammaRay", "delta-4", "epsilon", "Zeta", "etaTheta", "iota",
+        ];
+        let docs: Vec<Document> = (0..PARALLEL_MIN_DOCS * 2 + 7)
+            .map(|i| {
+                let w = |k: usize| words[(i * 7 + k * 3) % words.len()];
+                doc(
+                    &format!("tool-{i:05}"),
+                    &format!("{} {}", w(0), w(1)),
+                    &format!("{} {} {}.", w(2), w(3), w(4)),
+                    &[w(5)],
+                )
+            })
+            .collect();
+        let (one, one_len) = Builder::range(&docs, 0);
+        let (many, many_len) = Builder::parallel(&docs);
+        assert_eq!(one_len, many_len);
+        let table = |b: &Builder| {
+            let mut t: Vec<Row> = (0..b.terms.len())
+                .map(|i| (b.terms[i].clone(), b.surface[i].clone(), b.lists[i].clone()))
+                .collect();
+            t.sort();
+            t
+        };
+        assert_eq!(table(&one), table(&many));
+    }
+}
