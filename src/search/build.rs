@@ -146,19 +146,10 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::testutil::doc;
 
     /// A term, its surface word and its postings, for comparing builds.
     type Row = (String, String, Vec<(u32, [u16; 6])>);
-
-    fn doc(slug: &str, name: &str, description: &str, tags: &[&str]) -> Document {
-        Document {
-            slug: slug.into(),
-            name: name.into(),
-            description: description.into(),
-            tags: tags.iter().map(|t| (*t).into()).collect(),
-            ..Document::default()
-        }
-    }
 
     #[test]
     fn a_parallel_build_reads_like_a_single_thread() {

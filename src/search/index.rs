@@ -497,16 +497,7 @@ fn deletions(word: &str) -> impl Iterator<Item = String> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn doc(slug: &str, name: &str, description: &str, tags: &[&str]) -> Document {
-        Document {
-            slug: slug.into(),
-            name: name.into(),
-            description: description.into(),
-            tags: tags.iter().map(|t| (*t).into()).collect(),
-            ..Document::default()
-        }
-    }
+    use crate::search::testutil::doc;
 
     fn catalogue() -> Vec<Document> {
         vec![

@@ -8,6 +8,8 @@
 mod build;
 pub mod eval;
 mod index;
+#[cfg(test)]
+mod testutil;
 pub mod tokenize;
 
 pub use index::{Document, Field, Hit, Index, QueryError, Tuning};
