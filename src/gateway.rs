@@ -6,12 +6,14 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
 use crate::catalogue::{Snapshot, Store, Tool};
 use crate::error::Error;
 use crate::exec::{Executor, Outcome};
+use crate::history::{Ended, Finished, History};
 
 /// A finished run.
 #[derive(Debug, Clone)]
@@ -30,6 +32,7 @@ pub struct Gateway {
     store: Store,
     exec: Executor,
     next_run: AtomicU64,
+    history: History,
 }
 
 impl Gateway {
@@ -39,6 +42,7 @@ impl Gateway {
             store,
             exec,
             next_run: AtomicU64::new(1),
+            history: History::default(),
         }
     }
 
@@ -54,16 +58,51 @@ impl Gateway {
         self.run_tool(&snapshot, &tool, params).await
     }
 
-    /// Validates and runs a tool already resolved from `snapshot`.
+    /// Validates and runs a tool already resolved from `snapshot`, and records the run
+    /// (whatever its end, a validation failure included) in the history.
     pub async fn run_tool(&self, snapshot: &Snapshot, tool: &Tool, params: Value) -> Result<Run, Error> {
-        tool.validator.check(tool.slug(), &params)?;
         let id = format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed));
+        let (started, clock) = (SystemTime::now(), Instant::now());
         tracing::debug!(run = %id, slug = tool.slug(), "running");
-        let outcome = self.exec.run(snapshot.origin(), self.store.api(), tool, params).await?;
-        Ok(Run {
-            slug: tool.slug().to_owned(),
-            id,
-            outcome,
-        })
+        let outcome = match tool.validator.check(tool.slug(), &params) {
+            Ok(()) => {
+                self.exec
+                    .run(snapshot.origin(), self.store.api(), tool, params.clone())
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let duration_ms = clock.elapsed().as_millis() as u64;
+        let finished = |ended| Finished {
+            id: id.clone(),
+            slug: tool.slug(),
+            started,
+            duration_ms,
+            input: &params,
+            ended,
+        };
+        match outcome {
+            Ok(outcome) => {
+                self.history.record(finished(Ended::Ok(&outcome.result)));
+                Ok(Run {
+                    slug: tool.slug().to_owned(),
+                    id,
+                    outcome,
+                })
+            }
+            Err(e) => {
+                let body = serde_json::json!({ "error": e.to_string(), "code": e.code() });
+                self.history.record(finished(Ended::Failed {
+                    code: e.code(),
+                    body: &body,
+                }));
+                Err(e)
+            }
+        }
+    }
+
+    /// This process's run history.
+    pub fn history(&self) -> &History {
+        &self.history
     }
 }

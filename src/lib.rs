@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod exec;
 pub mod gateway;
+pub mod history;
 pub mod limits;
 pub mod mcp;
 pub mod operator;

@@ -47,6 +47,12 @@ pub const SEARCH_LIMIT_DEFAULT: usize = 10;
 /// The limits a meta-tool search accepts: enough to choose from, not a catalogue dump.
 pub const SEARCH_LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=50;
 
+/// Runs kept in a server's history; older ones are dropped.
+pub const HISTORY_RUNS: usize = 50;
+
+/// Characters of JSON kept for one stored input or result; the cut is recorded.
+pub const HISTORY_PAYLOAD_CHARS: usize = 8_000;
+
 /// How many close matches an unknown-slug error names.
 pub const CLOSE_MATCHES: usize = 3;
 

@@ -6,6 +6,7 @@ mod util;
 mod catalogue_api;
 mod catalogue_tools;
 mod execution_modes;
+mod history;
 mod interop;
 mod js_limits;
 mod mcp_surface;

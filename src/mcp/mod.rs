@@ -5,6 +5,7 @@
 mod convert;
 mod handler;
 mod meta;
+mod runs;
 pub mod tools;
 
 pub use handler::Handler;

@@ -1,0 +1,225 @@
+//! Run history: every run this server process performs, in memory only, bounded, with
+//! inputs redacted and payloads capped before they are stored.
+//!
+//! **Invariant:** history never touches disk. Run payloads are user data and often
+//! secrets; losing them on restart costs nothing the call did not already return.
+
+pub mod redact;
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::limits::{HISTORY_PAYLOAD_CHARS, HISTORY_RUNS};
+
+/// What every history answer says about its scope.
+pub const SCOPE: &str = "This history covers only the runs of this toolgate server process since it started (every conversation it has served, not only the current one); it is kept in memory and never written to disk.";
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// It returned a result.
+    Ok,
+    /// It failed with this code.
+    Error(String),
+}
+
+impl Status {
+    /// `"ok"` or the error code, for listings.
+    pub fn label(&self) -> &str {
+        match self {
+            Status::Ok => "ok",
+            Status::Error(code) => code,
+        }
+    }
+}
+
+/// One stored run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Record {
+    /// `r1`, `r2`, ...
+    pub id: String,
+    /// The tool.
+    pub slug: String,
+    /// How it ended.
+    pub status: Status,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// When it started (RFC 3339, UTC).
+    pub started_at: String,
+    /// The params, redacted; a string holding the first characters of the JSON when
+    /// truncated.
+    pub input: Value,
+    /// The result (or the error body), capped the same way.
+    pub result: Value,
+    /// True if and only if the input or the result was cut at the cap.
+    pub truncated: bool,
+}
+
+/// A run as it finished, to be recorded.
+#[derive(Debug)]
+pub struct Finished<'a> {
+    /// Its id.
+    pub id: String,
+    /// The tool.
+    pub slug: &'a str,
+    /// When it started.
+    pub started: SystemTime,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// The params as sent (redacted here, before storage).
+    pub input: &'a Value,
+    /// How it ended.
+    pub ended: Ended<'a>,
+}
+
+/// How a run ended, with its payload.
+#[derive(Debug)]
+pub enum Ended<'a> {
+    /// The tool's result.
+    Ok(&'a Value),
+    /// The error code and body.
+    Failed {
+        /// The stable code.
+        code: &'a str,
+        /// `{error, code}`.
+        body: &'a Value,
+    },
+}
+
+/// The history of one server process.
+#[derive(Debug)]
+pub struct History {
+    started_at: String,
+    runs: Mutex<VecDeque<Record>>,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        History {
+            started_at: rfc3339(SystemTime::now()),
+            runs: Mutex::new(VecDeque::with_capacity(HISTORY_RUNS)),
+        }
+    }
+}
+
+impl History {
+    /// When this process started keeping history (RFC 3339, UTC).
+    pub fn process_started_at(&self) -> &str {
+        &self.started_at
+    }
+
+    /// Stores a run, dropping the oldest beyond [`HISTORY_RUNS`].
+    pub fn record(&self, run: Finished<'_>) {
+        let (input, input_cut) = cap(redact::redact(run.input));
+        let (status, result) = match run.ended {
+            Ended::Ok(result) => (Status::Ok, result),
+            Ended::Failed { code, body } => (Status::Error(code.to_owned()), body),
+        };
+        let (result, result_cut) = cap(result.clone());
+        let record = Record {
+            id: run.id,
+            slug: run.slug.to_owned(),
+            status,
+            duration_ms: run.duration_ms,
+            started_at: rfc3339(run.started),
+            input,
+            result,
+            truncated: input_cut || result_cut,
+        };
+        let mut runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if runs.len() == HISTORY_RUNS {
+            runs.pop_front();
+        }
+        runs.push_back(record);
+    }
+
+    /// Every stored run, newest first.
+    pub fn newest_first(&self) -> Vec<Record> {
+        let runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        runs.iter().rev().cloned().collect()
+    }
+
+    /// One run by id (`r7`), or by position from the newest (`-1`, `-2`, ...).
+    pub fn get(&self, wanted: &str) -> Option<Record> {
+        let runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match wanted.strip_prefix('-').and_then(|n| n.parse::<usize>().ok()) {
+            Some(back) if back >= 1 => runs.len().checked_sub(back).and_then(|i| runs.get(i)).cloned(),
+            _ => runs.iter().find(|r| r.id == wanted).cloned(),
+        }
+    }
+}
+
+/// A value capped at [`HISTORY_PAYLOAD_CHARS`] characters of JSON: larger values become
+/// the first characters of their JSON text, and the cut is reported.
+fn cap(value: Value) -> (Value, bool) {
+    let text = value.to_string();
+    if text.chars().count() <= HISTORY_PAYLOAD_CHARS {
+        return (value, false);
+    }
+    (Value::String(text.chars().take(HISTORY_PAYLOAD_CHARS).collect()), true)
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn record(h: &History, n: usize, input: Value) {
+        let result = json!({ "n": n });
+        let ended = Ended::Ok(&result);
+        h.record(Finished {
+            id: format!("r{n}"),
+            slug: "echo",
+            started: SystemTime::now(),
+            duration_ms: 1,
+            input: &input,
+            ended,
+        });
+    }
+
+    #[test]
+    fn sixty_runs_leave_the_newest_fifty() {
+        let h = History::default();
+        for n in 1..=60 {
+            record(&h, n, json!({}));
+        }
+        let runs = h.newest_first();
+        assert_eq!(runs.len(), 50);
+        assert_eq!(runs[0].id, "r60");
+        assert_eq!(runs[49].id, "r11");
+        assert!(h.get("r10").is_none());
+        assert_eq!(h.get("-1").unwrap().id, "r60");
+        assert_eq!(h.get("-2").unwrap().id, "r59");
+        assert!(h.get("-51").is_none());
+        assert!(h.get("-0").is_none());
+    }
+
+    #[test]
+    fn payloads_are_capped_and_the_cut_recorded() {
+        let h = History::default();
+        record(&h, 1, json!({"text": "x".repeat(20_000)}));
+        let r = h.get("r1").unwrap();
+        assert!(r.truncated);
+        assert_eq!(r.input.as_str().unwrap().chars().count(), HISTORY_PAYLOAD_CHARS);
+        record(&h, 2, json!({"text": "short"}));
+        assert!(!h.get("r2").unwrap().truncated);
+    }
+
+    #[test]
+    fn inputs_are_redacted_before_storage() {
+        let h = History::default();
+        record(&h, 1, json!({"api_key": "sk-live-123", "message": "hi"}));
+        let r = h.get("r1").unwrap();
+        assert_eq!(r.input["api_key"], redact::MASK);
+        assert_eq!(r.input["message"], "hi");
+    }
+}

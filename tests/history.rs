@@ -1,0 +1,93 @@
+//! Run history through the real server: what is recorded, in which order, redacted and
+//! bounded, and how it is asked for.
+
+use serde_json::json;
+
+use crate::util::{Gate, expect_error, expect_ok, fixtures, structured, text};
+
+async fn gate() -> Gate {
+    let dir = fixtures().display().to_string();
+    Gate::start(&[("TOOLGATE_CATALOGUE", dir.as_str())]).await
+}
+
+#[tokio::test]
+async fn every_run_is_recorded_newest_first_with_its_scope() {
+    let gate = gate().await;
+    expect_ok(&gate.call("echo", json!({"message": "direct"})).await);
+    expect_ok(
+        &gate
+            .meta(json!({"command": "run", "slug": "echo-a", "params": {"message": "meta"}}))
+            .await,
+    );
+    expect_error(&gate.call("echo", json!({"message": 5})).await, "INVALID_PARAMS");
+    let r = gate.meta(json!({"command": "history"})).await;
+    let s = structured(&r).clone();
+    assert!(s["scope"].as_str().unwrap().contains("this toolgate server process"));
+    assert!(s["process_started_at"].as_str().unwrap().ends_with('Z'));
+    let runs = s["runs"].as_array().unwrap();
+    let summary: Vec<(&str, &str, &str)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap(),
+                r["slug"].as_str().unwrap(),
+                r["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("r3", "echo", "INVALID_PARAMS"),
+            ("r2", "echo-async", "ok"),
+            ("r1", "echo", "ok")
+        ]
+    );
+    assert!(text(&r).starts_with("This history covers only the runs of this toolgate server process"));
+
+    let shown = gate.meta(json!({"command": "history", "show": "-2"})).await;
+    let run = &structured(&shown)["run"];
+    assert_eq!(run["id"], "r2");
+    assert_eq!(run["input"], json!({"message": "meta"}));
+    assert_eq!(run["result"], json!({"message": "META"}));
+    assert_eq!(run["truncated"], false);
+    assert!(structured(&shown)["scope"].is_string());
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn inputs_are_redacted_and_payloads_capped() {
+    let gate = gate().await;
+    let secret = "sk-live-0123456789";
+    let deep = json!({"a": {"a": {"a": {"a": {"a": {"a": {"token": secret}}}}}}});
+    let params = json!({"api_key": secret, "nested": {"Password": secret}, "deep": deep, "text": "x".repeat(9_000)});
+    expect_ok(&gate.call("anything", params).await);
+    let shown = gate.meta(json!({"command": "history", "show": "r1"})).await;
+    assert!(!text(&shown).contains(secret) && !structured(&shown).to_string().contains(secret));
+    let run = &structured(&shown)["run"];
+    assert_eq!(run["truncated"], true, "the 9,000-character input was cut");
+    assert!(run["input"].as_str().unwrap().contains("\"api_key\":\"******\""));
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn sixty_runs_leave_fifty_and_unknown_ids_are_clear_errors() {
+    let gate = gate().await;
+    for i in 0..60 {
+        expect_ok(&gate.call("echo", json!({"message": format!("m{i}")})).await);
+    }
+    let r = gate.meta(json!({"command": "history"})).await;
+    let runs = structured(&r)["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 50);
+    assert_eq!(runs[0]["id"], "r60");
+    assert_eq!(runs[49]["id"], "r11");
+    expect_error(
+        &gate.meta(json!({"command": "history", "show": "r10"})).await,
+        "RUN_NOT_FOUND",
+    );
+    expect_error(
+        &gate.meta(json!({"command": "history", "show": 3})).await,
+        "BAD_REQUEST",
+    );
+    gate.stop().await;
+}
