@@ -91,3 +91,47 @@ async fn sixty_runs_leave_fifty_and_unknown_ids_are_clear_errors() {
     );
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn diff_of_the_last_two_runs_leads_with_the_verdict() {
+    let gate = gate().await;
+    expect_ok(&gate.call("echo", json!({"message": "one"})).await);
+    expect_ok(&gate.call("echo", json!({"message": "two"})).await);
+    let r = gate.meta(json!({"command": "diff", "from": "-2", "to": "-1"})).await;
+    let s = structured(&r).clone();
+    assert_eq!(s["verdict"], "inputs_differ");
+    assert_eq!(s["inputs_changed"], true);
+    assert_eq!(
+        s["changes"][0],
+        json!({"path": "input.message", "from": "one", "to": "two"})
+    );
+    assert_eq!(s["changes"][1]["path"], "result.message");
+    assert!(text(&r).starts_with("r1 vs r2: inputs differ"), "{}", text(&r));
+
+    expect_ok(&gate.call("echo", json!({"message": "two"})).await);
+    let same = gate.meta(json!({"command": "diff"})).await;
+    assert_eq!(
+        structured(&same)["verdict"],
+        "identical",
+        "the defaults compare -2 with -1"
+    );
+    expect_error(
+        &gate.meta(json!({"command": "diff", "from": "r99"})).await,
+        "RUN_NOT_FOUND",
+    );
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn a_truncated_diff_never_claims_no_differences() {
+    let gate = gate().await;
+    let long = json!({"text": "x".repeat(9_000)});
+    expect_ok(&gate.call("anything", long.clone()).await);
+    expect_ok(&gate.call("anything", long).await);
+    let r = gate.meta(json!({"command": "diff"})).await;
+    let s = structured(&r);
+    assert_eq!(s["verdict"], "inconclusive");
+    assert_eq!(s["truncated"], true);
+    assert!(text(&r).contains("truncated"));
+    gate.stop().await;
+}

@@ -191,7 +191,7 @@ async fn meta_misuse_is_a_clear_error() {
     let gate = Gate::start(&[]).await;
     let r = gate.meta(json!({"command": "batch", "runs": []})).await;
     let s = expect_error(&r, "UNKNOWN_COMMAND");
-    for c in ["search", "list", "schema", "run"] {
+    for c in ["search", "list", "schema", "run", "history", "diff"] {
         assert!(s["error"].as_str().unwrap().contains(c));
     }
     expect_error(&gate.meta(json!({})).await, "BAD_REQUEST");

@@ -4,6 +4,7 @@
 //! **Invariant:** history never touches disk. Run payloads are user data and often
 //! secrets; losing them on restart costs nothing the call did not already return.
 
+pub mod diff;
 pub mod redact;
 
 use std::collections::VecDeque;

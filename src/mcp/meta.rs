@@ -52,6 +52,7 @@ async fn dispatch(gateway: &Gateway, meta_name: &str, args: &JsonObject) -> Resu
             Ok(run_result(&gateway.run(slug, params).await?))
         }
         "history" => super::runs::history(gateway.history(), args),
+        "diff" => super::runs::diff(gateway.history(), args),
         other => Err(Error::UnknownCommand {
             command: other.to_owned(),
             known: COMMANDS.iter().map(|c| (*c).to_owned()).collect(),

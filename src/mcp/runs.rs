@@ -1,11 +1,13 @@
-//! The meta-tool's `history` command: the run index, newest first, or one run whole.
-//! Every answer states that history is scoped to this server process and when it started.
+//! The meta-tool's `history` and `diff` commands: the run index, newest first, one run
+//! whole, or two runs compared. Every answer states that history is scoped to this server
+//! process and when it started.
 
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
 use super::convert::answer;
 use crate::error::Error;
+use crate::history::diff::diff as compare;
 use crate::history::{History, SCOPE};
 
 /// Answers `{"command":"history"}` and `{"command":"history","show":"r3"}`.
@@ -61,4 +63,46 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
             "\"show\" must be a run id such as \"r3\" or \"-1\", not {other}"
         ))),
     }
+}
+
+/// Answers `{"command":"diff","from":"-2","to":"-1"}` (those are the defaults).
+pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResult, Error> {
+    let id = |key: &str, default: &str| match args.get(key) {
+        None | Some(Value::Null) => Ok(default.to_owned()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(other) => Err(Error::BadRequest(format!(
+            "\"{key}\" must be a run id such as \"r3\" or \"-1\", not {other}"
+        ))),
+    };
+    let (from_id, to_id) = (id("from", "-2")?, id("to", "-1")?);
+    let from = history.get(&from_id).ok_or(Error::RunNotFound { id: from_id })?;
+    let to = history.get(&to_id).ok_or(Error::RunNotFound { id: to_id })?;
+    let d = compare(&from, &to);
+    let started = history.process_started_at();
+    let mut text = format!("{} vs {}: {}.\n", from.id, to.id, d.verdict.sentence());
+    for c in &d.changes {
+        text.push_str(&format!("{}: {} → {}\n", c.path, c.from, c.to));
+    }
+    if d.more > 0 {
+        text.push_str(&format!("… and {} more changes.\n", d.more));
+    }
+    if d.truncated {
+        text.push_str(
+            "Note: at least one payload was truncated for storage; differences beyond the cut are unknown.\n",
+        );
+    }
+    text.push_str(&format!("{SCOPE} Process started at {started}."));
+    let structured = json!({
+        "verdict": d.verdict,
+        "inputs_changed": d.inputs_changed,
+        "truncated": d.truncated,
+        "changes": d.changes,
+        "more_changes": d.more,
+        "from": from.id,
+        "to": to.id,
+        "scope": SCOPE,
+        "process_started_at": started,
+    });
+    Ok(answer(text, structured))
 }
