@@ -46,6 +46,20 @@ pub enum Error {
     /// The request is malformed in a way no schema names (missing slug, wrong type...).
     #[error("{0}")]
     BadRequest(String),
+    /// A batch with more runs than allowed.
+    #[error("A batch may hold at most {limit} runs; this one has {count}. Split it.")]
+    BatchTooLarge {
+        /// Runs sent.
+        count: usize,
+        /// The cap.
+        limit: usize,
+    },
+    /// A batch with items that cannot run; none of it ran.
+    #[error("The batch was not run: {} of its items cannot run. {}", problems.len(), problems.iter().map(|p| format!("#{} {}: {} ({})", p.index, p.slug, p.message, p.code)).collect::<Vec<_>>().join("; "))]
+    BatchInvalid {
+        /// Each bad item.
+        problems: Vec<BatchProblem>,
+    },
     /// A deadline passed: an API call or a local run.
     #[error("{what} did not finish within {} ms.", after.as_millis())]
     Timeout {
@@ -139,6 +153,19 @@ pub enum Error {
     Internal(String),
 }
 
+/// Why one batch item cannot run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchProblem {
+    /// Its position in the batch, from 0.
+    pub index: usize,
+    /// The slug it named ("" when it named none).
+    pub slug: String,
+    /// The code the item alone would have failed with.
+    pub code: &'static str,
+    /// The reason.
+    pub message: String,
+}
+
 fn suggest(candidates: &[String]) -> String {
     if candidates.is_empty() {
         " Use the meta-tool's list command to see every tool.".to_owned()
@@ -163,6 +190,8 @@ impl Error {
             Error::InvalidParams { .. } => "INVALID_PARAMS",
             Error::UnknownCommand { .. } => "UNKNOWN_COMMAND",
             Error::BadRequest(_) => "BAD_REQUEST",
+            Error::BatchTooLarge { .. } => "BATCH_TOO_LARGE",
+            Error::BatchInvalid { .. } => "BATCH_INVALID",
             Error::Timeout { .. } => "TIMEOUT",
             Error::RateLimited { .. } => "RATE_LIMITED",
             Error::ApiUnreachable { .. } => "API_UNREACHABLE",
@@ -189,6 +218,8 @@ impl Error {
             | Error::InvalidParams { .. }
             | Error::UnknownCommand { .. }
             | Error::BadRequest(_)
+            | Error::BatchTooLarge { .. }
+            | Error::BatchInvalid { .. }
             | Error::Unauthorized { .. }
             | Error::Execution { .. }
             | Error::ResourceLimit { .. }
@@ -256,6 +287,8 @@ mod tests {
                 false,
             ),
             (Error::BadRequest(s()), "BAD_REQUEST", false),
+            (Error::BatchTooLarge { count: 11, limit: 10 }, "BATCH_TOO_LARGE", false),
+            (Error::BatchInvalid { problems: vec![] }, "BATCH_INVALID", false),
             (Error::Timeout { what: s(), after: d }, "TIMEOUT", true),
             (Error::RateLimited { retry_after: Some(d) }, "RATE_LIMITED", true),
             (Error::ApiUnreachable { url: s(), reason: s() }, "API_UNREACHABLE", true),

@@ -47,6 +47,10 @@ pub const SEARCH_LIMIT_DEFAULT: usize = 10;
 /// The limits a meta-tool search accepts: enough to choose from, not a catalogue dump.
 pub const SEARCH_LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=50;
 
+/// Most runs in one batch: anonymous API execution allows 30 runs a minute, and one turn
+/// should not spend the budget the next calls need.
+pub const BATCH_MAX: usize = 10;
+
 /// Runs kept in a server's history; older ones are dropped.
 pub const HISTORY_RUNS: usize = 50;
 

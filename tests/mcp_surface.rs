@@ -189,9 +189,9 @@ async fn a_bad_slug_is_withheld_reported_once_and_still_runnable() {
 #[tokio::test]
 async fn meta_misuse_is_a_clear_error() {
     let gate = Gate::start(&[]).await;
-    let r = gate.meta(json!({"command": "batch", "runs": []})).await;
+    let r = gate.meta(json!({"command": "resources"})).await;
     let s = expect_error(&r, "UNKNOWN_COMMAND");
-    for c in ["search", "list", "schema", "run", "history", "diff"] {
+    for c in ["search", "list", "schema", "run", "batch", "history", "diff"] {
         assert!(s["error"].as_str().unwrap().contains(c));
     }
     expect_error(&gate.meta(json!({})).await, "BAD_REQUEST");

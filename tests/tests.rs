@@ -3,6 +3,7 @@
 
 mod util;
 
+mod batch;
 mod catalogue_api;
 mod catalogue_tools;
 mod execution_modes;

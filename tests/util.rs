@@ -13,10 +13,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
+use rmcp::service::NotificationContext;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -45,9 +46,20 @@ pub fn command(dir: &Path, env: &[(&str, &str)]) -> Command {
     cmd
 }
 
+/// The test client: forwards every progress notification to the test.
+pub struct Recorder(tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>);
+
+impl ClientHandler for Recorder {
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send(params);
+    }
+}
+
 /// A toolgate MCP server child, connected.
 pub struct Gate {
-    pub client: RunningService<RoleClient, ()>,
+    pub client: RunningService<RoleClient, Recorder>,
+    /// Progress notifications, in the order they arrived.
+    pub progress: tokio::sync::mpsc::UnboundedReceiver<ProgressNotificationParam>,
     stderr: tokio::task::JoinHandle<String>,
     _dir: tempfile::TempDir,
 }
@@ -64,9 +76,11 @@ impl Gate {
             let _ = stderr.read_to_string(&mut text).await;
             text
         });
-        let client = ().serve(transport).await.expect("MCP initialize");
+        let (tx, progress) = tokio::sync::mpsc::unbounded_channel();
+        let client = Recorder(tx).serve(transport).await.expect("MCP initialize");
         Gate {
             client,
+            progress,
             stderr,
             _dir: dir,
         }
@@ -305,4 +319,55 @@ pub fn manifest(slug: &str, with_source: bool) -> Value {
         m["runtime"] = json!("javascript");
     }
     m
+}
+
+/// Speaks raw JSON-RPC to a fresh server: sends `initialize`, `initialized`, then each of
+/// `requests` (given ids 1, 2, ...), reads until every request has its answer, closes
+/// stdin, and returns every line the server wrote on stdout, parsed, in order, plus its
+/// stderr. For what rmcp's client cannot send (a request without a progress token) or
+/// must not hide (the exact bytes on stdout).
+pub async fn raw_exchange(env: &[(&str, &str)], requests: &[Value]) -> (Vec<Value>, String) {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = command(dir.path(), env);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut frames = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ];
+    frames.extend(requests.iter().enumerate().map(|(i, r)| {
+        let mut r = r.clone();
+        r["jsonrpc"] = json!("2.0");
+        r["id"] = json!(i + 1);
+        r
+    }));
+    for frame in &frames {
+        stdin.write_all(format!("{frame}\n").as_bytes()).await.unwrap();
+    }
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut out = Vec::new();
+    let mut answered = 0;
+    while answered < requests.len() + 1 {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the server closed stdout before answering everything");
+        let msg: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+        if msg.get("id").is_some() && msg.get("method").is_none() {
+            answered += 1;
+        }
+        out.push(msg);
+    }
+    drop(stdin);
+    while let Some(line) = lines.next_line().await.unwrap() {
+        out.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}")));
+    }
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).await.unwrap();
+    child.wait().await.unwrap();
+    (out, stderr)
 }

@@ -32,6 +32,12 @@ pub(crate) fn failure(e: &Error) -> CallToolResult {
     if let Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } = e {
         body["candidates"] = json!(candidates);
     }
+    if let Error::BatchInvalid { problems } = e {
+        body["items"] = problems
+            .iter()
+            .map(|p| json!({"index": p.index, "slug": p.slug, "code": p.code, "error": p.message}))
+            .collect();
+    }
     let retry = if e.retryable() { "retryable" } else { "not retryable" };
     let mut result = CallToolResult::structured_error(body);
     result.content = vec![ContentBlock::text(format!("Error {} ({retry}): {e}", e.code()))];

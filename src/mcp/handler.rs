@@ -11,6 +11,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::batch::Progress;
 use super::convert::{failure, run_result, unknown_tool};
 use super::{meta, tools};
 use crate::config::Advertise;
@@ -69,11 +70,19 @@ impl ServerHandler for Handler {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let token = context
+            .meta
+            .get_progress_token()
+            .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         let args = request.arguments.unwrap_or_default();
         if request.name == self.name {
-            return Ok(meta::call(&self.gateway, &self.name, &args).await.into());
+            let progress = token.map(|token| Progress {
+                peer: context.peer.clone(),
+                token,
+            });
+            return Ok(meta::call(&self.gateway, &self.name, &args, progress).await.into());
         }
         let snapshot = match self.gateway.snapshot().await {
             Ok(s) => s,

@@ -5,6 +5,7 @@
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
+use super::batch::Progress;
 use super::convert::{answer, failure, run_result};
 use super::tools::COMMANDS;
 use crate::catalogue::{Snapshot, Tool, example};
@@ -14,14 +15,24 @@ use crate::limits::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
 use crate::search::QueryError;
 
 /// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
-pub(crate) async fn call(gateway: &Gateway, meta_name: &str, args: &JsonObject) -> CallToolResult {
-    match dispatch(gateway, meta_name, args).await {
+pub(crate) async fn call(
+    gateway: &Gateway,
+    meta_name: &str,
+    args: &JsonObject,
+    progress: Option<Progress>,
+) -> CallToolResult {
+    match dispatch(gateway, meta_name, args, progress).await {
         Ok(result) => result,
         Err(e) => failure(&e),
     }
 }
 
-async fn dispatch(gateway: &Gateway, meta_name: &str, args: &JsonObject) -> Result<CallToolResult, Error> {
+async fn dispatch(
+    gateway: &Gateway,
+    meta_name: &str,
+    args: &JsonObject,
+    progress: Option<Progress>,
+) -> Result<CallToolResult, Error> {
     let command = match args.get("command") {
         Some(Value::String(c)) => c.as_str(),
         Some(_) => return Err(Error::BadRequest("\"command\" must be a string".into())),
@@ -51,6 +62,7 @@ async fn dispatch(gateway: &Gateway, meta_name: &str, args: &JsonObject) -> Resu
             };
             Ok(run_result(&gateway.run(slug, params).await?))
         }
+        "batch" => super::batch::batch(gateway, args, progress).await,
         "history" => super::runs::history(gateway.history(), args),
         "diff" => super::runs::diff(gateway.history(), args),
         other => Err(Error::UnknownCommand {

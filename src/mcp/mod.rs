@@ -2,6 +2,7 @@
 //! conversion of toolgate results to MCP results. Only this module and `transport` know
 //! rmcp.
 
+mod batch;
 mod convert;
 mod handler;
 mod meta;

@@ -10,7 +10,7 @@ use crate::config::Advertise;
 use crate::limits::ADVERTISE_AUTO_MAX;
 
 /// The commands the meta-tool answers today.
-pub(crate) const COMMANDS: &[&str] = &["search", "list", "schema", "run", "history", "diff"];
+pub(crate) const COMMANDS: &[&str] = &["search", "list", "schema", "run", "batch", "history", "diff"];
 
 /// The meta-tool's definition.
 pub(crate) fn meta_tool(name: &str) -> McpTool {
@@ -22,13 +22,18 @@ pub(crate) fn meta_tool(name: &str) -> McpTool {
             "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "For search: how many results (1-50)."},
             "slug": {"type": "string", "description": "The tool, for schema and run: its full slug or an unambiguous abbreviation."},
             "params": {"type": "object", "description": "For run: the tool's params, as its input schema says."},
+            "runs": {
+                "type": "array", "maxItems": 10,
+                "items": {"type": "object", "properties": {"slug": {"type": "string"}, "params": {"type": "object"}}, "required": ["slug"]},
+                "description": "For batch: up to 10 runs, all validated before any runs."
+            },
             "show": {"type": "string", "description": "For history: one run in full, by id (r3) or from the newest (-1, -2)."},
             "from": {"type": "string", "description": "For diff: the first run (default -2, the one before the newest)."},
             "to": {"type": "string", "description": "For diff: the second run (default -1, the newest)."}
         },
         "required": ["command"]
     });
-    let description = "Gateway to the tool catalogue. {\"command\":\"search\",\"query\":\"validate env file\"} ranks tools by what you want to do; {\"command\":\"list\"} lists every tool; {\"command\":\"schema\",\"slug\":\"...\"} gives a tool's exact input and output schema and a ready-to-send call; {\"command\":\"run\",\"slug\":\"...\",\"params\":{...}} runs it; {\"command\":\"history\"} lists what this server has run ({\"show\":\"-1\"} gives the newest run whole); {\"command\":\"diff\",\"from\":\"-2\",\"to\":\"-1\"} compares two runs. Slugs resolve by exact match or unambiguous abbreviation, never by guess. Errors carry a stable code and a retryable flag.";
+    let description = "Gateway to the tool catalogue. {\"command\":\"search\",\"query\":\"validate env file\"} ranks tools by what you want to do; {\"command\":\"list\"} lists every tool; {\"command\":\"schema\",\"slug\":\"...\"} gives a tool's exact input and output schema and a ready-to-send call; {\"command\":\"run\",\"slug\":\"...\",\"params\":{...}} runs it; {\"command\":\"batch\",\"runs\":[{\"slug\":\"...\",\"params\":{...}}]} runs up to 10 at once (all validated first; failures isolated); {\"command\":\"history\"} lists what this server has run ({\"show\":\"-1\"} gives the newest run whole); {\"command\":\"diff\",\"from\":\"-2\",\"to\":\"-1\"} compares two runs. Slugs resolve by exact match or unambiguous abbreviation, never by guess. Errors carry a stable code and a retryable flag.";
     McpTool::new(name.to_owned(), description, object(schema))
         .with_title("Tool catalogue gateway")
         .with_annotations(annotations(&json!({"readOnlyHint": false, "openWorldHint": true})))

@@ -248,6 +248,39 @@ async def run_checks(binary: str) -> None:
             )
             ok("env-validator with missing env_content: INVALID_PARAMS naming env_content")
 
+            # 6. a batch with a progress callback: an opening tick, then one per run
+            what = "meta-tool batch of 3 with a progress callback"
+            ticks: list[tuple[float, float | None]] = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                ticks.append((progress, total))
+
+            runs = [
+                {"slug": "env-validator", "params": {"env_content": "A=1"}},
+                {"slug": "slugify", "params": {"text": "Hello World"}},
+                {"slug": "jwt-decoder", "params": {"token": "not-a-jwt"}},
+            ]
+            try:
+                result = await session.call_tool(
+                    "toolgate", {"command": "batch", "runs": runs}, progress_callback=on_progress
+                )
+            except MCPError as exc:
+                raise CheckFailed(what, "a CallToolResult", f"JSON-RPC error {exc.error.message}") from exc
+            structured = result.structured_content or {}
+            check(
+                (structured.get("total"), structured.get("succeeded"), structured.get("failed")) == (3, 2, 1),
+                f"{what}: tally",
+                "total 3, succeeded 2, failed 1 (the malformed JWT fails alone)",
+                show(structured),
+            )
+            check(
+                [p for p, _ in ticks] == [0, 1, 2, 3] and all(t == 3 for _, t in ticks),
+                f"{what}: progress ticks",
+                "progress 0, 1, 2, 3 of total 3",
+                show(ticks),
+            )
+            ok("meta-tool batch: isolated failure, progress 0..3 of 3 through the SDK's callback")
+
 
 def leaf_exceptions(exc: BaseException) -> list[BaseException]:
     """Flatten (nested) exception groups raised out of anyio task groups."""
