@@ -11,5 +11,6 @@ mod history;
 mod interop;
 mod js_limits;
 mod mcp_surface;
+mod resources;
 mod search;
 mod stdout_purity;

@@ -1,10 +1,11 @@
-//! The MCP server handler: `tools/list` and `tools/call`, implemented by hand because the
+//! The MCP server handler: tools and resources, implemented by hand because the
 //! tools are only known at run time. Each method makes one core call and converts.
 
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
@@ -13,7 +14,7 @@ use serde_json::Value;
 
 use super::batch::Progress;
 use super::convert::{failure, run_result, unknown_tool};
-use super::{meta, tools};
+use super::{meta, resources, tools};
 use crate::config::Advertise;
 use crate::gateway::Gateway;
 
@@ -42,7 +43,7 @@ impl ServerHandler for Handler {
             "toolgate is a gateway to a catalogue of tools. Call a listed tool directly by its slug, or use the '{0}' meta-tool: {{\"command\":\"list\"}} to see every tool, {{\"command\":\"schema\",\"slug\":...}} for exact parameters and a ready-to-send call, {{\"command\":\"run\",\"slug\":...,\"params\":{{...}}}} to run one. Failures carry a stable code and a retryable flag; never retry a non-retryable one unchanged.",
             self.name
         );
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions)
     }
@@ -65,6 +66,32 @@ impl ServerHandler for Handler {
             &self.name,
             self.advertise,
         )))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(resources::list(&self.name)))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(resources::templates(
+            &self.name,
+        )))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        Ok(ReadResourceResult::new(vec![resources::read(&self.gateway, &self.name, &request.uri).await?]).into())
     }
 
     async fn call_tool(

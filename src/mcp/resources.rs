@@ -1,0 +1,190 @@
+//! MCP resources: the guide, the catalogue overview, one manifest per tool (a template),
+//! and the run history. A tool URI resolves its slug exactly or by unambiguous
+//! abbreviation; an unknown one is a protocol error naming the close matches.
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
+use serde_json::{Value, json};
+
+use super::meta::example_call;
+use crate::catalogue::Snapshot;
+use crate::error::Error;
+use crate::gateway::Gateway;
+use crate::history::SCOPE;
+
+/// The usage guide (resources/guide.md).
+const GUIDE: &str = include_str!("../../resources/guide.md");
+
+/// The fixed resources, for `resources/list`.
+pub(crate) fn list(name: &str) -> Vec<Resource> {
+    vec![
+        Resource::new(format!("{name}://guide"), "guide")
+            .with_title("How to use this gateway")
+            .with_description("Meta-tool commands, recovery from each error code, limits.")
+            .with_mime_type("text/markdown"),
+        Resource::new(format!("{name}://catalogue"), "catalogue")
+            .with_title("Every tool, without full schemas")
+            .with_description("Slug, description, category, tags, parameter counts and the URI of each full manifest.")
+            .with_mime_type("application/json"),
+        Resource::new(format!("{name}://history"), "history")
+            .with_title("What this server process has run")
+            .with_description("The run index, newest first, scoped to this process.")
+            .with_mime_type("application/json"),
+    ]
+}
+
+/// The tool manifest template, for `resources/templates/list`.
+pub(crate) fn templates(name: &str) -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new(format!("{name}://tools/{{slug}}"), "tool")
+            .with_title("One tool's full manifest")
+            .with_description("Input and output JSON Schema, examples, and a ready-to-send call.")
+            .with_mime_type("application/json"),
+    ]
+}
+
+/// Reads one resource.
+pub(crate) async fn read(gateway: &Gateway, name: &str, uri: &str) -> Result<ResourceContents, McpError> {
+    let not_found = || {
+        McpError::resource_not_found(
+            format!(
+                "No resource {uri}. Resources: {name}://guide, {name}://catalogue, {name}://history, {name}://tools/{{slug}}."
+            ),
+            None,
+        )
+    };
+    let Some(path) = uri.strip_prefix(name).and_then(|rest| rest.strip_prefix("://")) else {
+        return Err(not_found());
+    };
+    let text = |t: String| ResourceContents::text(t, uri).with_mime_type("application/json");
+    match path {
+        "guide" => Ok(
+            ResourceContents::text(GUIDE.replace("toolgate://", &format!("{name}://")), uri)
+                .with_mime_type("text/markdown"),
+        ),
+        "catalogue" => {
+            let snapshot = gateway.snapshot().await.map_err(|e| unavailable(&e))?;
+            Ok(text(pretty(&catalogue(&snapshot, name))))
+        }
+        "history" => {
+            let h = gateway.history();
+            let runs: Vec<Value> = h
+                .newest_first()
+                .iter()
+                .map(|r| json!({"id": r.id, "slug": r.slug, "status": r.status.label(), "duration_ms": r.duration_ms, "started_at": r.started_at}))
+                .collect();
+            Ok(text(pretty(
+                &json!({"scope": SCOPE, "process_started_at": h.process_started_at(), "runs": runs}),
+            )))
+        }
+        _ => {
+            let Some(raw) = path.strip_prefix("tools/") else {
+                return Err(not_found());
+            };
+            let slug = percent_decode(raw);
+            let snapshot = gateway.snapshot().await.map_err(|e| unavailable(&e))?;
+            let tool = snapshot
+                .resolve(&slug)
+                .map_err(|e| McpError::resource_not_found(e.to_string(), Some(json!({"code": e.code()}))))?;
+            let mut manifest = serde_json::to_value(&tool.manifest).unwrap_or(Value::Null);
+            manifest["call"] = example_call(tool, name);
+            manifest["uri"] = json!(tool_uri(name, tool.slug()));
+            Ok(text(pretty(&manifest)))
+        }
+    }
+}
+
+/// The catalogue overview: every tool, no full schemas.
+fn catalogue(snapshot: &Snapshot, name: &str) -> Value {
+    let tools: Vec<Value> = snapshot
+        .tools()
+        .iter()
+        .map(|t| {
+            let m = &t.manifest;
+            let props = m
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map_or(0, |p| p.len());
+            let required = m
+                .input_schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map_or(0, |r| r.len());
+            json!({
+                "slug": m.slug,
+                "description": m.description,
+                "category": m.category,
+                "tags": m.tags,
+                "parameters": props,
+                "required_parameters": required,
+                "has_schema": props > 0 || m.output_schema.is_some(),
+                "advertised": t.is_advertisable,
+                "manifest": tool_uri(name, &m.slug),
+            })
+        })
+        .collect();
+    json!({ "tools": tools })
+}
+
+/// The manifest URI of a tool; slugs outside the URI-safe set are percent-encoded.
+pub(crate) fn tool_uri(name: &str, slug: &str) -> String {
+    let mut out = format!("{name}://tools/");
+    for b in slug.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn percent_decode(raw: &str) -> String {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).and_then(|b| hex(*b)),
+                bytes.get(i + 2).and_then(|b| hex(*b)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn unavailable(e: &Error) -> McpError {
+    McpError::internal_error(
+        e.to_string(),
+        Some(json!({"code": e.code(), "retryable": e.retryable()})),
+    )
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_uris_round_trip() {
+        let uri = tool_uri("tg", "bad slug/with space");
+        assert_eq!(uri, "tg://tools/bad%20slug%2Fwith%20space");
+        assert_eq!(
+            percent_decode(uri.strip_prefix("tg://tools/").unwrap()),
+            "bad slug/with space"
+        );
+        assert_eq!(percent_decode("100%"), "100%");
+    }
+}
