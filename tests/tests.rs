@@ -11,6 +11,7 @@ mod history;
 mod interop;
 mod js_limits;
 mod mcp_surface;
+mod prompts;
 mod resources;
 mod search;
 mod stdout_purity;

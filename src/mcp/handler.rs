@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -14,7 +15,7 @@ use serde_json::Value;
 
 use super::batch::Progress;
 use super::convert::{failure, run_result, unknown_tool};
-use super::{meta, resources, tools};
+use super::{meta, prompts, resources, tools};
 use crate::config::Advertise;
 use crate::gateway::Gateway;
 
@@ -43,9 +44,16 @@ impl ServerHandler for Handler {
             "toolgate is a gateway to a catalogue of tools. Call a listed tool directly by its slug, or use the '{0}' meta-tool: {{\"command\":\"list\"}} to see every tool, {{\"command\":\"schema\",\"slug\":...}} for exact parameters and a ready-to-send call, {{\"command\":\"run\",\"slug\":...,\"params\":{{...}}}} to run one. Failures carry a stable code and a retryable flag; never retry a non-retryable one unchanged.",
             self.name
         );
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
-            .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .enable_completions()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions)
     }
 
     async fn list_tools(
@@ -92,6 +100,41 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         Ok(ReadResourceResult::new(vec![resources::read(&self.gateway, &self.name, &request.uri).await?]).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let args = request.arguments.unwrap_or_default();
+        Ok(prompts::get(&self.gateway, &self.name, &request.name, &args)
+            .await?
+            .into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let values = prompts::complete(
+            &self.gateway,
+            &request.r#ref,
+            &request.argument.name,
+            &request.argument.value,
+        )
+        .await;
+        let info = CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
     }
 
     async fn call_tool(

@@ -6,6 +6,7 @@ mod batch;
 mod convert;
 mod handler;
 mod meta;
+mod prompts;
 mod resources;
 mod runs;
 pub mod tools;

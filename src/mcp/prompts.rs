@@ -1,0 +1,402 @@
+//! MCP prompts, filled from templates in `prompts/` against the live catalogue, so every
+//! slug and call they carry exists and validates: `find-tool(goal)`, `use-tool(slug)`
+//! (exact slugs only: naming a tool is a deliberate choice, never a prefix guess),
+//! `plan-batch(task)` and `recover(error, slug)`.
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CompletionInfo, GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage, Reference, Role,
+};
+use serde_json::{Value, json};
+
+use super::meta::example_call;
+use super::resources::tool_uri;
+use crate::catalogue::{Snapshot, Tool};
+use crate::error::Error;
+use crate::gateway::Gateway;
+use crate::limits::BATCH_MAX;
+
+const FIND_TOOL: &str = include_str!("../../prompts/find-tool.md");
+const USE_TOOL: &str = include_str!("../../prompts/use-tool.md");
+const PLAN_BATCH: &str = include_str!("../../prompts/plan-batch.md");
+const RECOVER: &str = include_str!("../../prompts/recover.md");
+
+/// How many candidates `find-tool` and `plan-batch` offer.
+const CANDIDATES: usize = 5;
+
+/// Every error code, whether it is retryable, and what to do about it.
+const CODES: &[(&str, &str, &str)] = &[
+    (
+        "TOOL_NOT_FOUND",
+        "no",
+        "the slug names no tool: use one of the closest matches it lists, or search",
+    ),
+    (
+        "AMBIGUOUS_SLUG",
+        "no",
+        "the abbreviation fits several tools: use one of the full slugs it lists",
+    ),
+    (
+        "INVALID_PARAMS",
+        "no",
+        "a field breaks the schema: fix the field and rule it names",
+    ),
+    (
+        "BAD_REQUEST",
+        "no",
+        "the meta-tool call is malformed: fix it as the message says",
+    ),
+    (
+        "UNKNOWN_COMMAND",
+        "no",
+        "the meta-tool has no such command: use one it lists",
+    ),
+    ("BATCH_TOO_LARGE", "no", "more than the batch cap: split the batch"),
+    (
+        "BATCH_INVALID",
+        "no",
+        "some items cannot run and nothing ran: fix the listed items and resend",
+    ),
+    ("TIMEOUT", "yes", "the deadline passed: retry, perhaps with less work"),
+    (
+        "RATE_LIMITED",
+        "yes",
+        "the API is limiting calls: wait retry_after_ms, then retry",
+    ),
+    ("API_UNREACHABLE", "yes", "the catalogue API is down: retry later"),
+    (
+        "API_ERROR",
+        "5xx yes, 4xx no",
+        "the API answered with an error: follow its retryable flag",
+    ),
+    (
+        "UNAUTHORIZED",
+        "no",
+        "the API refused the key: the operator must fix TOOLGATE_API_KEY",
+    ),
+    (
+        "EXECUTION_ERROR",
+        "no",
+        "the tool's code failed on this input: change the input",
+    ),
+    (
+        "RESOURCE_LIMIT",
+        "no",
+        "the run hit its heap or output cap: send less data",
+    ),
+    (
+        "NO_SOURCE",
+        "no",
+        "the tool has no code to run here: use another tool or execution mode",
+    ),
+    (
+        "RUNTIME_UNAVAILABLE",
+        "no",
+        "the runtime the tool needs is not installed here",
+    ),
+    ("RUN_NOT_FOUND", "no", "the run id is not in this process's history"),
+];
+
+/// The prompts, for `prompts/list`.
+pub(crate) fn list() -> Vec<Prompt> {
+    let arg = |name: &str, description: &str| {
+        PromptArgument::new(name)
+            .with_description(description)
+            .with_required(true)
+    };
+    vec![
+        Prompt::new(
+            "find-tool",
+            Some("Tools matching a goal, ranked, with each one's parameter cost and manifest URI."),
+            Some(vec![arg("goal", "What you want to do, in words.")]),
+        )
+        .with_title("Find a tool"),
+        Prompt::new(
+            "use-tool",
+            Some("One tool's exact parameters, its output schema and a valid call to copy."),
+            Some(vec![arg("slug", "The tool's exact slug.")]),
+        )
+        .with_title("Use a tool"),
+        Prompt::new(
+            "plan-batch",
+            Some("Likely participants, the batch call shape, the cap and the whole-batch validation rule."),
+            Some(vec![arg("task", "The task to split into runs.")]),
+        )
+        .with_title("Plan a batch"),
+        Prompt::new(
+            "recover",
+            Some("What each error code means, whether to retry, and the failed tool's real call shape."),
+            Some(vec![
+                arg("error", "The error as it came back."),
+                arg("slug", "The tool that failed."),
+            ]),
+        )
+        .with_title("Recover from an error"),
+    ]
+}
+
+/// Fills one prompt.
+pub(crate) async fn get(
+    gateway: &Gateway,
+    meta: &str,
+    name: &str,
+    args: &JsonObject,
+) -> Result<GetPromptResult, McpError> {
+    let snapshot = gateway
+        .snapshot()
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), Some(json!({"code": e.code()}))))?;
+    let text = match name {
+        "find-tool" => {
+            let goal = required(args, "goal")?;
+            fill(
+                FIND_TOOL,
+                &[
+                    ("goal", goal),
+                    ("candidates", &candidates(&snapshot, goal, meta)),
+                    ("meta", meta),
+                ],
+            )
+        }
+        "use-tool" => {
+            let slug = required(args, "slug")?;
+            let tool = snapshot.get(slug).ok_or_else(|| {
+                let e = Error::ToolNotFound {
+                    slug: slug.to_owned(),
+                    candidates: snapshot.close_matches(slug),
+                };
+                McpError::invalid_params(
+                    format!("{e} use-tool takes an exact slug."),
+                    Some(json!({"code": e.code()})),
+                )
+            })?;
+            let m = &tool.manifest;
+            fill(
+                USE_TOOL,
+                &[
+                    ("slug", &m.slug),
+                    ("name", &m.name),
+                    ("description", &m.description),
+                    ("required", &required_fields(tool)),
+                    ("input_schema", &pretty(&m.input_schema)),
+                    (
+                        "output_schema",
+                        &m.output_schema.as_ref().map_or("(none declared)".to_owned(), pretty),
+                    ),
+                    ("call", &pretty(&example_call(tool, meta))),
+                ],
+            )
+        }
+        "plan-batch" => {
+            let task = required(args, "task")?;
+            let hits = snapshot.search(task, CANDIDATES).unwrap_or_default();
+            let runs: Vec<Value> = hits
+                .iter()
+                .map(|(tool, _)| {
+                    let call = example_call(tool, meta);
+                    let params = if tool.is_advertisable {
+                        call["arguments"].clone()
+                    } else {
+                        call["arguments"]["params"].clone()
+                    };
+                    json!({"slug": tool.slug(), "params": params})
+                })
+                .collect();
+            let call = json!({"name": meta, "arguments": {"command": "batch", "runs": runs}});
+            let max = BATCH_MAX.to_string();
+            fill(
+                PLAN_BATCH,
+                &[
+                    ("task", task),
+                    ("candidates", &candidates(&snapshot, task, meta)),
+                    ("call", &pretty(&call)),
+                    ("max", &max),
+                    ("meta", meta),
+                ],
+            )
+        }
+        "recover" => {
+            let error = required(args, "error")?;
+            let slug = required(args, "slug")?;
+            let codes: String = CODES
+                .iter()
+                .map(|(c, r, what)| format!("- {c} (retryable: {r}): {what}\n"))
+                .collect();
+            let named: Vec<&str> = CODES.iter().map(|(c, _, _)| *c).filter(|c| error.contains(c)).collect();
+            let (diagnosis, required, call) = match snapshot.resolve(slug) {
+                Ok(tool) => (
+                    diagnose(&named),
+                    required_fields(tool),
+                    pretty(&example_call(tool, meta)),
+                ),
+                Err(e) => (
+                    format!("{} {e}", diagnose(&named)),
+                    "unknown".to_owned(),
+                    "(no such tool)".to_owned(),
+                ),
+            };
+            fill(
+                RECOVER,
+                &[
+                    ("slug", slug),
+                    ("error", error),
+                    ("diagnosis", &diagnosis),
+                    ("codes", &codes),
+                    ("required", &required),
+                    ("call", &call),
+                ],
+            )
+        }
+        other => {
+            return Err(McpError::invalid_params(
+                format!("No prompt \"{other}\". Prompts: find-tool, use-tool, plan-batch, recover."),
+                None,
+            ));
+        }
+    };
+    Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]))
+}
+
+/// Completions for a prompt argument or the `tools/{slug}` template: slugs starting with
+/// what was typed (case-insensitive), sorted, at most 100. Arguments that are free text get
+/// none.
+pub(crate) async fn complete(gateway: &Gateway, reference: &Reference, argument: &str, typed: &str) -> Vec<String> {
+    let takes_slug = match reference {
+        Reference::Prompt(p) => argument == "slug" && matches!(p.name.as_str(), "use-tool" | "recover"),
+        Reference::Resource(r) => argument == "slug" && r.uri.ends_with("://tools/{slug}"),
+        _ => false,
+    };
+    if !takes_slug {
+        return Vec::new();
+    }
+    let Ok(snapshot) = gateway.snapshot().await else {
+        return Vec::new();
+    };
+    let typed = typed.to_lowercase();
+    snapshot
+        .tools()
+        .iter()
+        .map(|t| t.slug())
+        .filter(|s| s.to_lowercase().starts_with(&typed))
+        .take(CompletionInfo::MAX_VALUES)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Search results as a list: slug, first sentence, parameter cost, manifest URI.
+fn candidates(snapshot: &Snapshot, query: &str, meta: &str) -> String {
+    match snapshot.search(query, CANDIDATES) {
+        Ok(hits) if !hits.is_empty() => hits
+            .iter()
+            .map(|(tool, hit)| {
+                let (props, required) = parameter_counts(tool);
+                format!(
+                    "- {} — {} [{}] (parameters: {required} required of {props}; manifest: {})\n",
+                    tool.slug(),
+                    tool.manifest.summary(),
+                    hit.matched.join("; "),
+                    tool_uri(meta, tool.slug())
+                )
+            })
+            .collect(),
+        _ => "(no tool matches these words; try {\"command\":\"list\"} to see them all)\n".to_owned(),
+    }
+}
+
+fn diagnose(codes: &[&str]) -> String {
+    match codes.first() {
+        Some(code) => {
+            let (_, retry, what) = CODES
+                .iter()
+                .find(|(c, _, _)| c == code)
+                .copied()
+                .unwrap_or(("", "no", ""));
+            format!("This is {code} (retryable: {retry}): {what}.")
+        }
+        None => "The message names no error code; read it for the field or reason it gives.".to_owned(),
+    }
+}
+
+fn parameter_counts(tool: &Tool) -> (usize, usize) {
+    let schema = &tool.manifest.input_schema;
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map_or(0, |p| p.len());
+    let required = schema.get("required").and_then(Value::as_array).map_or(0, |r| r.len());
+    (props, required)
+}
+
+fn required_fields(tool: &Tool) -> String {
+    let fields: Vec<&str> = tool
+        .manifest
+        .input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if fields.is_empty() {
+        "none".to_owned()
+    } else {
+        fields.join(", ")
+    }
+}
+
+fn required<'a>(args: &'a JsonObject, name: &str) -> Result<&'a str, McpError> {
+    match args.get(name) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
+        _ => Err(McpError::invalid_params(
+            format!("this prompt needs the argument \"{name}\""),
+            None,
+        )),
+    }
+}
+
+/// Replaces each `{{key}}` of `template`.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = template.to_owned();
+    for (key, value) in values {
+        out = out.replace(&format!("{{{{{key}}}}}"), value);
+    }
+    out
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_explained() {
+        let all = [
+            "TOOL_NOT_FOUND",
+            "AMBIGUOUS_SLUG",
+            "INVALID_PARAMS",
+            "UNKNOWN_COMMAND",
+            "BAD_REQUEST",
+            "BATCH_TOO_LARGE",
+            "BATCH_INVALID",
+            "TIMEOUT",
+            "RATE_LIMITED",
+            "API_UNREACHABLE",
+            "API_ERROR",
+            "UNAUTHORIZED",
+            "EXECUTION_ERROR",
+            "RESOURCE_LIMIT",
+            "NO_SOURCE",
+            "RUNTIME_UNAVAILABLE",
+            "RUN_NOT_FOUND",
+        ];
+        for code in all {
+            assert!(CODES.iter().any(|(c, _, _)| *c == code), "{code}");
+        }
+    }
+
+    #[test]
+    fn fill_replaces_every_placeholder() {
+        assert_eq!(fill("a {{x}} b {{y}} {{x}}", &[("x", "1"), ("y", "2")]), "a 1 b 2 1");
+    }
+}
