@@ -101,6 +101,12 @@ impl Gateway {
         }
     }
 
+    /// How often the catalogue can change under this gateway: the cache lifetime of an
+    /// HTTP catalogue, `None` for local catalogues, which never change.
+    pub fn refresh_interval(&self) -> Option<std::time::Duration> {
+        self.store.api().map(|_| self.store.ttl())
+    }
+
     /// This process's run history.
     pub fn history(&self) -> &History {
         &self.history

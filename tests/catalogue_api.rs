@@ -236,3 +236,30 @@ async fn api_failures_map_to_stable_codes() {
     let stderr = gate.stop().await;
     assert!(!stderr.contains("k-123"), "the key never reaches the logs");
 }
+
+#[tokio::test]
+async fn a_changed_http_catalogue_is_announced_and_an_unchanged_one_never() {
+    let api = ScriptedApi::start(vec![manifest("alpha", false)]).await;
+    let env = [("TOOLGATE_API_URL", api.host.as_str()), ("TOOLGATE_CACHE_TTL_MS", "0")];
+    // Unchanged: several lists and calls, and no list_changed anywhere on stdout.
+    let list = json!({"method": "tools/list"});
+    let call = json!({"method": "tools/call", "params": {"name": "alpha", "arguments": {"n": 1}}});
+    let (lines, _) = crate::util::raw_exchange(&env, &[list.clone(), call, list.clone(), list]).await;
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l["method"].as_str().is_some_and(|m| m.ends_with("list_changed"))),
+        "{lines:?}"
+    );
+
+    // Changed: the client is told without asking, and the new list has the new tool.
+    let mut gate = Gate::start(&env).await;
+    assert!(gate.names().await.contains(&"alpha".to_owned()));
+    api.tools.lock().unwrap().push(manifest("beta", false));
+    tokio::time::timeout(std::time::Duration::from_secs(30), gate.changes.recv())
+        .await
+        .expect("list_changed arrives")
+        .unwrap();
+    assert!(gate.names().await.contains(&"beta".to_owned()));
+    gate.stop().await;
+}

@@ -46,12 +46,19 @@ pub fn command(dir: &Path, env: &[(&str, &str)]) -> Command {
     cmd
 }
 
-/// The test client: forwards every progress notification to the test.
-pub struct Recorder(tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>);
+/// The test client: forwards progress and tools/list_changed notifications to the test.
+pub struct Recorder {
+    progress: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
+    changes: tokio::sync::mpsc::UnboundedSender<()>,
+}
 
 impl ClientHandler for Recorder {
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let _ = self.0.send(params);
+        let _ = self.progress.send(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changes.send(());
     }
 }
 
@@ -60,6 +67,8 @@ pub struct Gate {
     pub client: RunningService<RoleClient, Recorder>,
     /// Progress notifications, in the order they arrived.
     pub progress: tokio::sync::mpsc::UnboundedReceiver<ProgressNotificationParam>,
+    /// One item per tools/list_changed notification.
+    pub changes: tokio::sync::mpsc::UnboundedReceiver<()>,
     stderr: tokio::task::JoinHandle<String>,
     _dir: tempfile::TempDir,
 }
@@ -76,11 +85,17 @@ impl Gate {
             let _ = stderr.read_to_string(&mut text).await;
             text
         });
-        let (tx, progress) = tokio::sync::mpsc::unbounded_channel();
-        let client = Recorder(tx).serve(transport).await.expect("MCP initialize");
+        let (progress_tx, progress) = tokio::sync::mpsc::unbounded_channel();
+        let (changes_tx, changes) = tokio::sync::mpsc::unbounded_channel();
+        let recorder = Recorder {
+            progress: progress_tx,
+            changes: changes_tx,
+        };
+        let client = recorder.serve(transport).await.expect("MCP initialize");
         Gate {
             client,
             progress,
+            changes,
             stderr,
             _dir: dir,
         }

@@ -91,6 +91,18 @@ impl Store {
         }
     }
 
+    /// How long a fetched catalogue is kept (zero for local sources and for TTL 0).
+    pub fn ttl(&self) -> Duration {
+        match &self.inner {
+            Inner::Http(http) => http
+                .cache
+                .as_ref()
+                .and_then(|c| c.policy().time_to_live())
+                .unwrap_or_default(),
+            Inner::Static(_) => Duration::ZERO,
+        }
+    }
+
     /// The API client, when the catalogue is served over HTTP.
     pub fn api(&self) -> Option<&ApiClient> {
         match &self.inner {

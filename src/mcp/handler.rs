@@ -9,12 +9,13 @@ use rmcp::model::{
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::batch::Progress;
 use super::convert::{failure, run_result, unknown_tool};
+use super::watch::Watch;
 use super::{meta, prompts, resources, tools};
 use crate::config::Advertise;
 use crate::gateway::Gateway;
@@ -25,6 +26,7 @@ pub struct Handler {
     gateway: Arc<Gateway>,
     name: String,
     advertise: Advertise,
+    watch: Arc<Watch>,
 }
 
 impl Handler {
@@ -34,6 +36,7 @@ impl Handler {
             gateway,
             name,
             advertise,
+            watch: Arc::default(),
         }
     }
 }
@@ -56,14 +59,23 @@ impl ServerHandler for Handler {
         .with_instructions(instructions)
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.watch
+            .clone()
+            .spawn_poll(self.gateway.clone(), self.name.clone(), self.advertise, context.peer);
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         // An unreachable catalogue still lists the meta-tool, which explains the outage.
         let snapshot = match self.gateway.snapshot().await {
-            Ok(s) => Some(s),
+            Ok(s) => {
+                self.watch.observe(&s, &self.name, self.advertise, &context.peer).await;
+                Some(s)
+            }
             Err(e) => {
                 tracing::warn!("tools/list without a catalogue: {e}");
                 None
@@ -158,6 +170,9 @@ impl ServerHandler for Handler {
             Ok(s) => s,
             Err(e) => return Ok(failure(&e).into()),
         };
+        self.watch
+            .observe(&snapshot, &self.name, self.advertise, &context.peer)
+            .await;
         let tool = snapshot
             .resolve_advertisable(&request.name)
             .map_err(|e| unknown_tool(&e))?

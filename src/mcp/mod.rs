@@ -10,5 +10,6 @@ mod prompts;
 mod resources;
 mod runs;
 pub mod tools;
+mod watch;
 
 pub use handler::Handler;

@@ -42,19 +42,27 @@ pub(crate) fn meta_tool(name: &str) -> McpTool {
 /// Every tool `tools/list` shows, in stable order.
 pub(crate) fn advertised(snapshot: Option<&Snapshot>, name: &str, advertise: Advertise) -> Vec<McpTool> {
     let mut list = vec![meta_tool(name)];
-    let Some(snapshot) = snapshot else {
-        return list;
-    };
-    let advertisable: Vec<&Arc<Tool>> = snapshot.tools().iter().filter(|t| t.is_advertisable).collect();
+    list.extend(listed(snapshot, advertise).map(|t| describe(t)));
+    list
+}
+
+/// The names `tools/list` shows, in the same order as [`advertised`].
+pub(crate) fn advertised_names(snapshot: Option<&Snapshot>, name: &str, advertise: Advertise) -> Vec<String> {
+    std::iter::once(name.to_owned())
+        .chain(listed(snapshot, advertise).map(|t| t.slug().to_owned()))
+        .collect()
+}
+
+/// The catalogue tools listed under `advertise`.
+fn listed(snapshot: Option<&Snapshot>, advertise: Advertise) -> impl Iterator<Item = &Arc<Tool>> {
+    let tools = snapshot.map_or(&[][..], |s| s.tools());
+    let count = tools.iter().filter(|t| t.is_advertisable).count();
     let show = match advertise {
         Advertise::All => true,
         Advertise::Meta => false,
-        Advertise::Auto => advertisable.len() <= ADVERTISE_AUTO_MAX,
+        Advertise::Auto => count <= ADVERTISE_AUTO_MAX,
     };
-    if show {
-        list.extend(advertisable.into_iter().map(|t| describe(t)));
-    }
-    list
+    tools.iter().filter(move |t| show && t.is_advertisable)
 }
 
 /// One catalogue tool as MCP describes it. The output schema describes the whole

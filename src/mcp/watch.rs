@@ -1,0 +1,81 @@
+//! `notifications/tools/list_changed` (and resources list_changed) when a catalogue
+//! refresh changes the advertised set of tools — and only then.
+//!
+//! Every snapshot the handler sees passes through [`Watch::observe`], which compares the
+//! advertised names with the last ones; an HTTP catalogue is also polled in the
+//! background at its cache lifetime (at least once a second), so a change is announced
+//! even when the client sends nothing.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::{Peer, RoleServer};
+
+use super::tools;
+use crate::catalogue::Snapshot;
+use crate::config::Advertise;
+use crate::gateway::Gateway;
+
+/// Shortest interval between background refreshes, whatever the cache lifetime.
+const MIN_POLL: Duration = Duration::from_secs(1);
+
+/// The advertised set last announced to one client.
+#[derive(Debug, Default)]
+pub(crate) struct Watch {
+    last: Mutex<Option<(usize, Vec<String>)>>,
+}
+
+impl Watch {
+    /// Notes the advertised set of `snapshot`; tells the client when it differs from the
+    /// last one seen. A failed notification is logged, never raised.
+    pub(crate) async fn observe(
+        &self,
+        snapshot: &Arc<Snapshot>,
+        name: &str,
+        advertise: Advertise,
+        peer: &Peer<RoleServer>,
+    ) {
+        let id = Arc::as_ptr(snapshot) as usize;
+        let changed = {
+            let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.as_ref().is_some_and(|(seen, _)| *seen == id) {
+                return;
+            }
+            let names = tools::advertised_names(Some(snapshot), name, advertise);
+            let changed = last.as_ref().is_some_and(|(_, before)| *before != names);
+            *last = Some((id, names));
+            changed
+        };
+        if changed {
+            tracing::debug!("advertised tools changed; notifying the client");
+            for result in [
+                peer.notify_tool_list_changed().await,
+                peer.notify_resource_list_changed().await,
+            ] {
+                if let Err(e) = result {
+                    tracing::debug!("list_changed not delivered: {e}");
+                }
+            }
+        }
+    }
+
+    /// Polls an HTTP catalogue for this client until its transport closes.
+    pub(crate) fn spawn_poll(
+        self: Arc<Self>,
+        gateway: Arc<Gateway>,
+        name: String,
+        advertise: Advertise,
+        peer: Peer<RoleServer>,
+    ) {
+        let Some(ttl) = gateway.refresh_interval() else { return };
+        let every = ttl.max(MIN_POLL);
+        tokio::spawn(async move {
+            while !peer.is_transport_closed() {
+                tokio::time::sleep(every).await;
+                if let Ok(snapshot) = gateway.snapshot().await {
+                    self.observe(&snapshot, &name, advertise, &peer).await;
+                }
+            }
+        });
+    }
+}
