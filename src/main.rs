@@ -81,6 +81,12 @@ enum CatalogueCommand {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: String,
     },
+    /// Walk every tool through a real server: advertise, describe, run its example, check
+    /// the answer against its output schema, read it as a resource. Fails on any failure.
+    Check {
+        /// The catalogue to check (same forms as --catalogue); overrides --catalogue.
+        source: Option<String>,
+    },
     /// Measure search quality: nDCG@10, Recall@5 and Recall@10 over judged queries.
     Eval {
         /// A JSONL file of {"query": "...", "relevant": ["slug", ...]} lines.
@@ -113,6 +119,7 @@ fn fail(message: &str) -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
+    let raw_source = cli.catalogue.clone().or_else(|| cli.api_url.clone());
     let raw = Raw {
         catalogue: cli.catalogue,
         api_url: cli.api_url,
@@ -133,6 +140,19 @@ async fn run(cli: Cli) -> Result<(), String> {
         ));
     }
     match cli.command {
+        Some(Command::Catalogue {
+            command: CatalogueCommand::Check { source },
+        }) => {
+            let source = source.or(raw_source).unwrap_or_else(|| "embedded".to_owned());
+            let binary = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
+            let report = toolgate::commands::check::run(&binary, &source, &config.name).await?;
+            print!("{}", report.render());
+            if report.is_ok() {
+                Ok(())
+            } else {
+                Err("some tools failed the check (listed above)".to_owned())
+            }
+        }
         Some(Command::Catalogue {
             command: CatalogueCommand::Serve { dir, listen },
         }) => {

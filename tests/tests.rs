@@ -5,6 +5,7 @@ mod util;
 
 mod batch;
 mod catalogue_api;
+mod catalogue_check;
 mod catalogue_tools;
 mod execution_modes;
 mod history;

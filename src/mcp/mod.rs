@@ -13,3 +13,4 @@ pub mod tools;
 mod watch;
 
 pub use handler::Handler;
+pub use resources::tool_uri;

@@ -128,7 +128,7 @@ fn catalogue(snapshot: &Snapshot, name: &str) -> Value {
 }
 
 /// The manifest URI of a tool; slugs outside the URI-safe set are percent-encoded.
-pub(crate) fn tool_uri(name: &str, slug: &str) -> String {
+pub fn tool_uri(name: &str, slug: &str) -> String {
     let mut out = format!("{name}://tools/");
     for b in slug.bytes() {
         if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {

@@ -1,0 +1,182 @@
+//! `toolgate catalogue check`: every tool of a catalogue walked through a real toolgate
+//! server over stdio, as an agent would meet it — advertised with its schemas, described
+//! by `schema`, its ready-to-send example run, the answer checked against the advertised
+//! output schema, and its manifest read as a resource. Any failure fails the command, so it
+//! works as a CI gate.
+
+use std::path::Path;
+use std::time::Instant;
+
+use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams, Tool as McpTool};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt, service::RunningService};
+use serde_json::{Value, json};
+
+/// How one tool fared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every step passed.
+    Passed,
+    /// Its runtime is not installed here; it was not run (not a pass).
+    Skipped(String),
+    /// A step failed: which, and why.
+    Failed(String),
+}
+
+/// What a check found, tool by tool, in catalogue order.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// `(slug, verdict, milliseconds)`.
+    pub tools: Vec<(String, Verdict, u128)>,
+}
+
+impl Report {
+    /// Returns true if and only if no tool failed.
+    pub fn is_ok(&self) -> bool {
+        !self.tools.iter().any(|(_, v, _)| matches!(v, Verdict::Failed(_)))
+    }
+
+    /// One line per tool, then the tally.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let mut counts = [0usize; 3];
+        for (slug, verdict, ms) in &self.tools {
+            match verdict {
+                Verdict::Passed => {
+                    counts[0] += 1;
+                    out.push_str(&format!("ok      {slug} ({ms} ms)\n"));
+                }
+                Verdict::Skipped(why) => {
+                    counts[1] += 1;
+                    out.push_str(&format!("skipped {slug}: {why}\n"));
+                }
+                Verdict::Failed(why) => {
+                    counts[2] += 1;
+                    out.push_str(&format!("FAILED  {slug}: {why}\n"));
+                }
+            }
+        }
+        out.push_str(&format!(
+            "{} passed, {} failed, {} skipped\n",
+            counts[0], counts[2], counts[1]
+        ));
+        out
+    }
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+/// Starts `binary` on `source` (all tools advertised) and checks every tool.
+pub async fn run(binary: &Path, source: &str, name: &str) -> Result<Report, String> {
+    let mut cmd = tokio::process::Command::new(binary);
+    cmd.env("TOOLGATE_CATALOGUE", source)
+        .env("TOOLGATE_ADVERTISE", "all")
+        .env("TOOLGATE_NAME", name);
+    cmd.env_remove("TOOLGATE_API_URL");
+    let transport = TokioChildProcess::new(cmd).map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    let client: Client = ().serve(transport).await.map_err(|e| format!("the server did not start: {e}"))?;
+    let listed = client
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let list = call(&client, name, json!({"command": "list"})).await?;
+    let slugs: Vec<String> = list["tools"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["slug"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
+    if slugs.is_empty() {
+        return Err(format!("the catalogue {source} has no tools"));
+    }
+    let mut report = Report::default();
+    for slug in slugs {
+        let start = Instant::now();
+        let verdict = match check_one(&client, &listed, name, &slug).await {
+            Ok(()) => Verdict::Passed,
+            Err(Step::Skip(why)) => Verdict::Skipped(why),
+            Err(Step::Fail(why)) => Verdict::Failed(why),
+        };
+        report.tools.push((slug, verdict, start.elapsed().as_millis()));
+    }
+    let _ = client.cancel().await;
+    Ok(report)
+}
+
+enum Step {
+    Skip(String),
+    Fail(String),
+}
+
+async fn check_one(client: &Client, listed: &[McpTool], name: &str, slug: &str) -> Result<(), Step> {
+    let fail = |step: &str, why: String| Step::Fail(format!("{step}: {why}"));
+    // Describe: the schema command and its ready-to-send call.
+    let schema = call(client, name, json!({"command": "schema", "slug": slug}))
+        .await
+        .map_err(|e| fail("describe", e))?;
+    let example = schema["example"].clone();
+    let tool_name = example["name"].as_str().unwrap_or_default().to_owned();
+    // Advertise: listed tools carry their schemas; others are reached through the meta-tool.
+    let output_schema = if tool_name == name {
+        None
+    } else {
+        let tool = listed
+            .iter()
+            .find(|t| t.name == slug)
+            .ok_or_else(|| fail("advertise", "not in tools/list".into()))?;
+        if tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(fail("advertise", "inputSchema is not an object schema".into()));
+        }
+        tool.output_schema.clone()
+    };
+    // Run the example and hold the answer to the advertised output schema.
+    let args = example["arguments"].as_object().cloned().unwrap_or_default();
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool_name).with_arguments(args))
+        .await
+        .map_err(|e| fail("run", e.to_string()))?;
+    let structured = result.structured_content.clone().unwrap_or(Value::Null);
+    if result.is_error == Some(true) {
+        let code = structured["code"].as_str().unwrap_or_default();
+        let message = structured["error"].as_str().unwrap_or_default();
+        if code == "RUNTIME_UNAVAILABLE" {
+            return Err(Step::Skip(format!("its runtime is not available here ({message})")));
+        }
+        return Err(fail("run", format!("{code}: {message}")));
+    }
+    if let Some(schema) = output_schema {
+        let validator = jsonschema::validator_for(&Value::Object((*schema).clone()))
+            .map_err(|e| fail("output schema", format!("does not compile: {e}")))?;
+        let errors: Vec<String> = validator
+            .iter_errors(&structured)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        if !errors.is_empty() {
+            return Err(fail("output schema", errors.join("; ")));
+        }
+    }
+    // Resolve as a resource.
+    let uri = crate::mcp::tool_uri(name, slug);
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri.clone()))
+        .await
+        .map_err(|e| fail("resource", format!("{uri}: {e}")))?;
+    if read.contents.is_empty() {
+        return Err(fail("resource", format!("{uri} is empty")));
+    }
+    Ok(())
+}
+
+/// Calls the meta-tool; an error result becomes its message.
+async fn call(client: &Client, name: &str, args: Value) -> Result<Value, String> {
+    let Value::Object(args) = args else {
+        return Err("arguments must be an object".into());
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .map_err(|e| e.to_string())?;
+    let structured = result.structured_content.unwrap_or(Value::Null);
+    if result.is_error == Some(true) {
+        return Err(structured["error"].as_str().unwrap_or("error").to_owned());
+    }
+    Ok(structured)
+}

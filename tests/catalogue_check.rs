@@ -1,0 +1,69 @@
+//! `toolgate catalogue check`: every tool walked through a real server; failures named
+//! with their step; tools whose runtime is missing skipped, not passed.
+
+use crate::util::{command, fixtures};
+
+async fn check(source: &str, env: &[(&str, &str)]) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = command(dir.path(), env);
+    cmd.args(["catalogue", "check", source]);
+    let out = cmd.output().await.unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_embedded_catalogue_passes_every_step() {
+    let (ok, stdout, stderr) = check("embedded", &[]).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(
+        stdout.lines().any(|l| l.starts_with("ok      env-validator (")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.trim_end().ends_with("31 passed, 0 failed, 0 skipped"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn failing_tools_fail_the_check_and_name_their_step() {
+    let dir = fixtures().display().to_string();
+    let (ok, stdout, _) = check(
+        &dir,
+        &[("TOOLGATE_JS_TIMEOUT_MS", "200"), ("TOOLGATE_JS_HEAP_MB", "16")],
+    )
+    .await;
+    assert!(!ok, "{stdout}");
+    assert!(stdout.contains("FAILED  throws: run: EXECUTION_ERROR"), "{stdout}");
+    assert!(stdout.contains("FAILED  spin: run: TIMEOUT"), "{stdout}");
+    assert!(stdout.contains("ok      echo ("), "{stdout}");
+    assert!(
+        stdout.contains("ok      bad slug/with space ("),
+        "a withheld tool is checked through the meta-tool: {stdout}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_whose_runtime_is_missing_is_skipped_not_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    for (slug, runtime) in [("plain", "javascript"), ("typed", "typescript")] {
+        let folder = dir.path().join(slug);
+        std::fs::create_dir(&folder).unwrap();
+        let manifest = format!(
+            r#"{{"slug": "{slug}", "name": "{slug}", "description": "A fixture.", "runtime": "{runtime}", "source": "index.js"}}"#
+        );
+        std::fs::write(folder.join("tool.json"), manifest).unwrap();
+        std::fs::write(folder.join("index.js"), "function run() { return { ok: true }; }").unwrap();
+    }
+    let (ok, stdout, _) = check(&dir.path().display().to_string(), &[]).await;
+    assert!(ok, "a skip is not a failure: {stdout}");
+    assert!(
+        stdout.contains("skipped typed: its runtime is not available here"),
+        "{stdout}"
+    );
+    assert!(stdout.trim_end().ends_with("1 passed, 0 failed, 1 skipped"), "{stdout}");
+}
