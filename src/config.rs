@@ -121,6 +121,35 @@ impl Advertise {
     }
 }
 
+/// The runtime tools exposed (`TOOLGATE_RUNTIMES`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Runtimes {
+    /// `run_javascript`.
+    pub js: bool,
+}
+
+impl Runtimes {
+    /// Reads a comma- or space-separated list; unknown or not-yet-available names come
+    /// back as notes for stderr.
+    pub fn parse(raw: &str) -> (Runtimes, Vec<String>) {
+        let mut runtimes = Runtimes::default();
+        let mut notes = Vec::new();
+        for name in raw
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|n| !n.is_empty())
+        {
+            match name.to_ascii_lowercase().as_str() {
+                "js" | "javascript" => runtimes.js = true,
+                "nyxilum" => notes.push("TOOLGATE_RUNTIMES: the nyxilum tools are not in this version yet".to_owned()),
+                other => notes.push(format!(
+                    "TOOLGATE_RUNTIMES: unknown runtime \"{other}\" ignored (known: js)"
+                )),
+            }
+        }
+        (runtimes, notes)
+    }
+}
+
 /// Everything the settings say, checked.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -134,6 +163,8 @@ pub struct Config {
     pub advertise: Advertise,
     /// Name of the meta-tool and the resource URI scheme.
     pub name: String,
+    /// Runtime tools exposed.
+    pub runtimes: Runtimes,
     /// Bounds in force.
     pub limits: Limits,
     /// Notes about settings that were read leniently, for stderr at start.
@@ -159,6 +190,8 @@ pub struct Raw {
     pub advertise: String,
     /// `TOOLGATE_NAME`.
     pub name: String,
+    /// `TOOLGATE_RUNTIMES`.
+    pub runtimes: String,
     /// `TOOLGATE_JS_TIMEOUT_MS`.
     pub js_timeout_ms: u64,
     /// `TOOLGATE_JS_HEAP_MB`.
@@ -187,6 +220,8 @@ impl Config {
         notes.extend(note);
         let (advertise, note) = Advertise::parse(&raw.advertise);
         notes.extend(note);
+        let (runtimes, runtime_notes) = Runtimes::parse(&raw.runtimes);
+        notes.extend(runtime_notes);
         check_range("TOOLGATE_TIMEOUT_MS", raw.timeout_ms, TIMEOUT_MS_RANGE)?;
         check_range("TOOLGATE_JS_TIMEOUT_MS", raw.js_timeout_ms, JS_TIMEOUT_MS_RANGE)?;
         check_range("TOOLGATE_JS_HEAP_MB", raw.js_heap_mb, JS_HEAP_MB_RANGE)?;
@@ -209,6 +244,7 @@ impl Config {
             execution,
             advertise,
             name: raw.name,
+            runtimes,
             limits,
             notes,
         })
@@ -310,6 +346,15 @@ mod tests {
         let mut r = raw();
         r.timeout_ms = 0;
         assert!(Config::from_raw(r).unwrap_err().contains("TOOLGATE_TIMEOUT_MS"));
+    }
+
+    #[test]
+    fn runtimes_list_is_read_leniently() {
+        assert_eq!(Runtimes::parse("js").0, Runtimes { js: true });
+        assert_eq!(Runtimes::parse(" js, nyxilum ").1.len(), 1);
+        let (r, notes) = Runtimes::parse("python");
+        assert!(!r.js && notes[0].contains("python"));
+        assert_eq!(Runtimes::parse(""), (Runtimes::default(), vec![]));
     }
 
     #[test]

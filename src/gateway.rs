@@ -101,6 +101,38 @@ impl Gateway {
         }
     }
 
+    /// Runs a JavaScript snippet (the `run_javascript` tool) in a fresh engine and records
+    /// it in the history like any other run.
+    pub async fn run_javascript(&self, code: String) -> (String, std::time::Duration, crate::exec::js::SnippetOutput) {
+        let id = format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed));
+        let (started, clock) = (SystemTime::now(), Instant::now());
+        let out = crate::exec::js::run_snippet(std::sync::Arc::from(code.as_str()), self.exec.js_limits()).await;
+        let took = clock.elapsed();
+        let input = serde_json::json!({ "code": code });
+        let duration_ms = took.as_millis() as u64;
+        let finished = |ended| Finished {
+            id: id.clone(),
+            slug: "run_javascript",
+            started,
+            duration_ms,
+            input: &input,
+            ended,
+        };
+        match &out.outcome {
+            Ok(value) => self
+                .history
+                .record(finished(Ended::Ok(value.as_ref().unwrap_or(&Value::Null)))),
+            Err(e) => {
+                let body = serde_json::json!({ "error": e.to_string(), "code": e.code() });
+                self.history.record(finished(Ended::Failed {
+                    code: e.code(),
+                    body: &body,
+                }));
+            }
+        }
+        (id, took, out)
+    }
+
     /// How often the catalogue can change under this gateway: the cache lifetime of an
     /// HTTP catalogue, `None` for local catalogues, which never change.
     pub fn refresh_interval(&self) -> Option<std::time::Duration> {

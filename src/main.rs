@@ -39,7 +39,7 @@ struct Cli {
     /// Which tools are listed: all, meta or auto.
     #[arg(long, env = "TOOLGATE_ADVERTISE", global = true, default_value = "auto")]
     advertise: String,
-    /// Runtime tools to expose (js, nyxilum); reserved, none yet in this version.
+    /// Runtime tools to expose: js (run_javascript).
     #[arg(long, env = "TOOLGATE_RUNTIMES", global = true, default_value = "")]
     runtimes: String,
     /// Name of the meta-tool and the resource URI scheme.
@@ -129,16 +129,11 @@ async fn run(cli: Cli) -> Result<(), String> {
         execution: cli.execution,
         advertise: cli.advertise,
         name: cli.name,
+        runtimes: cli.runtimes,
         js_timeout_ms: cli.js_timeout_ms,
         js_heap_mb: cli.js_heap_mb,
     };
     let mut config = Config::from_raw(raw)?;
-    if !cli.runtimes.trim().is_empty() {
-        config.notes.push(format!(
-            "TOOLGATE_RUNTIMES=\"{}\": runtime tools are not in this version yet",
-            cli.runtimes
-        ));
-    }
     match cli.command {
         Some(Command::Catalogue {
             command: CatalogueCommand::Check { source },
@@ -189,7 +184,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 tracing::warn!("{warning}");
             }
             let gateway = gateway(&config)?;
-            let handler = Handler::new(gateway, config.name.clone(), config.advertise);
+            let handler = Handler::new(gateway, config.name.clone(), config.advertise, config.runtimes);
             toolgate::transport::stdio::serve(handler).await
         }
     }

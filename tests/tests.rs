@@ -14,5 +14,6 @@ mod js_limits;
 mod mcp_surface;
 mod prompts;
 mod resources;
+mod run_javascript;
 mod search;
 mod stdout_purity;

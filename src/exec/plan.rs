@@ -70,6 +70,11 @@ impl Executor {
         Executor { mode, js, sources }
     }
 
+    /// The bounds of one local JavaScript run.
+    pub fn js_limits(&self) -> JsLimits {
+        self.js
+    }
+
     /// Runs `tool` with `params` (already validated) where the rule says.
     pub async fn run(
         &self,

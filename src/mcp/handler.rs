@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::batch::Progress;
 use super::convert::{failure, run_result, unknown_tool};
 use super::watch::Watch;
-use super::{meta, prompts, resources, tools};
-use crate::config::Advertise;
+use super::{meta, prompts, resources, runtimes, tools};
+use crate::config::{Advertise, Runtimes};
 use crate::gateway::Gateway;
 
 /// toolgate's MCP server.
@@ -26,16 +26,19 @@ pub struct Handler {
     gateway: Arc<Gateway>,
     name: String,
     advertise: Advertise,
+    runtimes: Runtimes,
     watch: Arc<Watch>,
 }
 
 impl Handler {
-    /// A handler over `gateway`, with the meta-tool named `name`.
-    pub fn new(gateway: Arc<Gateway>, name: String, advertise: Advertise) -> Handler {
+    /// A handler over `gateway`, with the meta-tool named `name` and the runtime tools
+    /// `runtimes` asks for.
+    pub fn new(gateway: Arc<Gateway>, name: String, advertise: Advertise, runtimes: Runtimes) -> Handler {
         Handler {
             gateway,
             name,
             advertise,
+            runtimes,
             watch: Arc::default(),
         }
     }
@@ -81,11 +84,11 @@ impl ServerHandler for Handler {
                 None
             }
         };
-        Ok(ListToolsResult::with_all_items(tools::advertised(
-            snapshot.as_deref(),
-            &self.name,
-            self.advertise,
-        )))
+        let mut list = tools::advertised(snapshot.as_deref(), &self.name, self.advertise);
+        // Runtime tools follow the meta-tool, before the catalogue's tools.
+        let at = 1.min(list.len());
+        list.splice(at..at, runtimes::tools(self.runtimes));
+        Ok(ListToolsResult::with_all_items(list))
     }
 
     async fn list_resources(
@@ -165,6 +168,9 @@ impl ServerHandler for Handler {
                 token,
             });
             return Ok(meta::call(&self.gateway, &self.name, &args, progress).await.into());
+        }
+        if let Some(answer) = runtimes::call(&self.gateway, self.runtimes, &request.name, &args).await {
+            return Ok(answer.into());
         }
         let snapshot = match self.gateway.snapshot().await {
             Ok(s) => s,

@@ -9,6 +9,7 @@ mod meta;
 mod prompts;
 mod resources;
 mod runs;
+mod runtimes;
 pub mod tools;
 mod watch;
 

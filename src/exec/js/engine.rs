@@ -43,6 +43,25 @@ const OUTER_GRACE: Duration = Duration::from_millis(100);
 /// The console installer, evaluated before the tool's code.
 const PRELUDE: &str = include_str!("prelude.js");
 
+/// What to run in the fresh context.
+#[derive(Debug, Clone)]
+enum Program {
+    /// A catalogue tool: a script defining `run(params)`, named `filename` in traces.
+    Tool { filename: String, params: String },
+    /// A snippet: the body of an async function (top-level `await` and `return` work).
+    Snippet,
+}
+
+/// What a snippet produced: its outcome and, whatever the outcome, its output.
+#[derive(Debug)]
+pub struct SnippetOutput {
+    /// Its return value (`None` for undefined) — JSON when it serialises, else the text
+    /// `console.log` would print — or the error that ended it.
+    pub outcome: Result<Option<serde_json::Value>, Error>,
+    /// Captured console output, kept on every path.
+    pub captured: Captured,
+}
+
 /// Runs a tool script: evaluates `code` (named `filename` in stack traces), then awaits
 /// `run(params)`.
 pub async fn run_tool(
@@ -51,21 +70,90 @@ pub async fn run_tool(
     params: serde_json::Value,
     limits: JsLimits,
 ) -> Result<JsOutput, Error> {
-    let params = params.to_string();
-    let task = tokio::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Internal(format!("cannot start a JS thread runtime: {e}")))?;
-        runtime.block_on(run_isolated(code, filename, params, limits))
-    });
-    task.await
-        .map_err(|e| Error::Internal(format!("the JS thread failed: {e}")))?
+    let program = Program::Tool {
+        filename,
+        params: params.to_string(),
+    };
+    let (outcome, captured) = on_js_thread(code, program, limits).await;
+    Ok(JsOutput {
+        result: outcome?.unwrap_or(serde_json::Value::Null),
+        captured,
+    })
 }
 
-/// Builds the isolated runtime, runs the script, and turns every way it can end into a
-/// result or one typed error.
-async fn run_isolated(code: Arc<str>, filename: String, params: String, limits: JsLimits) -> Result<JsOutput, Error> {
+/// Runs a snippet as the body of an async function, the JS-VM seed's `run_javascript`.
+pub async fn run_snippet(code: Arc<str>, limits: JsLimits) -> SnippetOutput {
+    if let Some(line) = module_syntax_line(&code) {
+        let message = format!(
+            "import/export module syntax is not supported (line {line}): the snippet runs as the body of an async function, so use top-level await and return instead"
+        );
+        return SnippetOutput {
+            outcome: Err(Error::Execution { message }),
+            captured: Captured::default(),
+        };
+    }
+    let (outcome, captured) = on_js_thread(code, Program::Snippet, limits).await;
+    SnippetOutput { outcome, captured }
+}
+
+/// The 1-based line of the first `import`/`export` statement, if any.
+fn module_syntax_line(code: &str) -> Option<usize> {
+    code.lines()
+        .position(|l| {
+            let t = l.trim_start();
+            (t.starts_with("import ")
+                || t.starts_with("import{")
+                || t.starts_with("export ")
+                || t.starts_with("export{"))
+                && !t.starts_with("import(")
+        })
+        .map(|i| i + 1)
+}
+
+/// Runs `program` on its own blocking thread, so a CPU-bound script never stalls the
+/// async server, driving a current-thread runtime for its promises.
+async fn on_js_thread(
+    code: Arc<str>,
+    program: Program,
+    limits: JsLimits,
+) -> (Result<Option<serde_json::Value>, Error>, Captured) {
+    let task =
+        tokio::task::spawn_blocking(
+            move || match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(runtime) => runtime.block_on(run_isolated(code, program, limits)),
+                Err(e) => (
+                    Err(Error::Internal(format!("cannot start a JS thread runtime: {e}"))),
+                    Captured::default(),
+                ),
+            },
+        );
+    task.await.unwrap_or_else(|e| {
+        (
+            Err(Error::Internal(format!("the JS thread failed: {e}"))),
+            Captured::default(),
+        )
+    })
+}
+
+/// Builds the isolated runtime, runs the program, and turns every way it can end into a
+/// value or one typed error, with the captured output in every case.
+async fn run_isolated(
+    code: Arc<str>,
+    program: Program,
+    limits: JsLimits,
+) -> (Result<Option<serde_json::Value>, Error>, Captured) {
+    let captured = Arc::new(Mutex::new(Captured::default()));
+    let outcome = isolated(code, program, limits, captured.clone()).await;
+    let captured = std::mem::take(&mut *captured.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    (outcome, captured)
+}
+
+async fn isolated(
+    code: Arc<str>,
+    program: Program,
+    limits: JsLimits,
+    sink: Arc<Mutex<Captured>>,
+) -> Result<Option<serde_json::Value>, Error> {
     let heap_hit = Arc::new(AtomicBool::new(false));
     let interrupted = Arc::new(AtomicBool::new(false));
     let rt = AsyncRuntime::new_with_alloc(CappedAllocator::new(limits.heap_bytes, heap_hit.clone()))
@@ -88,24 +176,25 @@ async fn run_isolated(code: Arc<str>, filename: String, params: String, limits: 
             Error::Internal(format!("cannot create a QuickJS context: {e}"))
         }
     })?;
-    let captured = Arc::new(Mutex::new(Captured::default()));
-    let sink = captured.clone();
     let cap = limits.output_chars;
-    let evaluated = ctx.async_with(async |ctx| evaluate(&ctx, &code, &filename, &params, sink, cap).await);
+    let evaluated = ctx.async_with(async |ctx| evaluate(&ctx, &code, &program, sink, cap).await);
     let outcome = tokio::time::timeout(limits.wall_clock + OUTER_GRACE, evaluated).await;
     // Limits first: a script may have caught the error the limit raised and returned.
     if heap_hit.load(Ordering::Relaxed) {
         return Err(heap_error(limits.heap_bytes));
     }
-    if interrupted.load(Ordering::Relaxed) || outcome.is_err() {
-        return Err(Error::Timeout {
-            what: "The tool's JavaScript".to_owned(),
-            after: limits.wall_clock,
-        });
+    match outcome {
+        Ok(_) | Err(_) if interrupted.load(Ordering::Relaxed) => Err(timeout(limits)),
+        Err(_) => Err(timeout(limits)),
+        Ok(result) => result,
     }
-    let result = outcome.map_err(|_| Error::Internal("unreachable: timeout handled above".into()))??;
-    let captured = std::mem::take(&mut *captured.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-    Ok(JsOutput { result, captured })
+}
+
+fn timeout(limits: JsLimits) -> Error {
+    Error::Timeout {
+        what: "The JavaScript".to_owned(),
+        after: limits.wall_clock,
+    }
 }
 
 fn heap_error(limit: usize) -> Error {
@@ -115,15 +204,15 @@ fn heap_error(limit: usize) -> Error {
     }
 }
 
-/// Inside the context: console, the script, `run(params)`, the awaited result as JSON.
+/// Inside the context: console, then the program; the awaited value as JSON (`None` for
+/// undefined).
 async fn evaluate<'js>(
     ctx: &Ctx<'js>,
     code: &str,
-    filename: &str,
-    params: &str,
+    program: &Program,
     sink: Arc<Mutex<Captured>>,
     cap: usize,
-) -> Result<serde_json::Value, Error> {
+) -> Result<Option<serde_json::Value>, Error> {
     let installer: Function = ctx
         .eval(PRELUDE)
         .catch(ctx)
@@ -138,8 +227,8 @@ async fn evaluate<'js>(
         target.push_line(&text, cap);
     })
     .map_err(|e| Error::Internal(format!("cannot create console: {e}")))?;
-    installer
-        .call::<_, ()>((write,))
+    let inspect: Function = installer
+        .call((write,))
         .catch(ctx)
         .map_err(|e| internal("console prelude", e))?;
 
@@ -147,42 +236,83 @@ async fn evaluate<'js>(
     options.global = true;
     options.strict = false;
     options.backtrace_barrier = true;
-    options.filename = Some(filename.to_owned());
-    ctx.eval_with_options::<(), _>(code, options)
-        .catch(ctx)
-        .map_err(|e| thrown(e, "loading the tool's source"))?;
-
-    let run: Value = ctx
-        .globals()
-        .get("run")
-        .map_err(|e| Error::Internal(format!("cannot read run: {e}")))?;
-    let Some(run) = run.into_function() else {
-        return Err(Error::Execution {
-            message: "The tool's source does not define a function run(params).".to_owned(),
-        });
+    let (returned, during) = match program {
+        Program::Tool { filename, params } => {
+            options.filename = Some(filename.clone());
+            ctx.eval_with_options::<(), _>(code, options)
+                .catch(ctx)
+                .map_err(|e| thrown(e, "loading the tool's source"))?;
+            let run: Value = ctx
+                .globals()
+                .get("run")
+                .map_err(|e| Error::Internal(format!("cannot read run: {e}")))?;
+            let Some(run) = run.into_function() else {
+                return Err(Error::Execution {
+                    message: "The tool's source does not define a function run(params).".to_owned(),
+                });
+            };
+            let params = ctx
+                .json_parse(params.as_str())
+                .catch(ctx)
+                .map_err(|e| internal("params", e))?;
+            (
+                run.call::<_, Value>((params,))
+                    .catch(ctx)
+                    .map_err(|e| thrown(e, "run"))?,
+                "run",
+            )
+        }
+        Program::Snippet => {
+            options.filename = Some("snippet.js".to_owned());
+            // The wrapper shares the snippet's first line, so every line number is the
+            // caller's own.
+            let wrapped = format!("(async function () {{{code}\n}})");
+            let body: Function = ctx
+                .eval_with_options(wrapped, options)
+                .catch(ctx)
+                .map_err(|e| thrown(e, "compiling the snippet"))?;
+            (
+                body.call::<_, Value>(())
+                    .catch(ctx)
+                    .map_err(|e| thrown(e, "running the snippet"))?,
+                "running the snippet",
+            )
+        }
     };
-    let params = ctx.json_parse(params).catch(ctx).map_err(|e| internal("params", e))?;
-    let returned: Value = run.call((params,)).catch(ctx).map_err(|e| thrown(e, "run"))?;
     let settled: Value = match returned.as_promise() {
         Some(promise) => promise
             .clone()
             .into_future::<Value>()
             .await
             .catch(ctx)
-            .map_err(|e| thrown(e, "run"))?,
+            .map_err(|e| thrown(e, during))?,
         None => returned,
     };
-    let json = ctx
-        .json_stringify(settled)
-        .catch(ctx)
-        .map_err(|e| thrown(e, "serialising run's result"))?;
-    let text = match json {
-        Some(s) => s
-            .to_string()
-            .map_err(|e| Error::Internal(format!("result is not a string: {e}")))?,
-        None => "null".to_owned(),
+    if settled.is_undefined() {
+        return Ok(None);
+    }
+    let json = match ctx.json_stringify(settled.clone()).catch(ctx) {
+        Ok(Some(s)) => s.to_string().ok(),
+        _ => None,
     };
-    serde_json::from_str(&text).map_err(|e| Error::Internal(format!("run's result is not JSON: {e}")))
+    match (json, program) {
+        (Some(text), _) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| Error::Internal(format!("the result is not JSON: {e}"))),
+        (None, Program::Snippet) => {
+            let text: String = inspect
+                .call((settled,))
+                .catch(ctx)
+                .map_err(|e| internal("formatting the result", e))?;
+            Ok(Some(serde_json::Value::String(text)))
+        }
+        (None, Program::Tool { .. }) => {
+            ctx.json_stringify(settled)
+                .catch(ctx)
+                .map_err(|e| thrown(e, "serialising run's result"))?;
+            Ok(Some(serde_json::Value::Null))
+        }
+    }
 }
 
 fn internal(what: &str, e: CaughtError<'_>) -> Error {

@@ -6,4 +6,4 @@ mod alloc;
 mod engine;
 pub mod output;
 
-pub use engine::{JsLimits, JsOutput, run_tool};
+pub use engine::{JsLimits, JsOutput, SnippetOutput, run_snippet, run_tool};

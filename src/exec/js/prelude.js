@@ -1,5 +1,6 @@
 // Installed into every fresh QuickJS context before the caller's code runs.
-// Receives the host's write(stream, text) and keeps it private in this closure:
+// Receives the host's write(stream, text) and keeps it private in this closure
+// (it returns the inspect function to the host, never to user code):
 // stream 1 is stdout, 2 is stderr. Formatting follows Node's util.inspect closely
 // enough for logs to read the same: strings bare at top level, quoted inside objects.
 (function (write) {
@@ -60,4 +61,6 @@
     trace: (...args) => write(2, "Trace: " + line(args) + "\n" + new Error().stack.split("\n").slice(1).join("\n").trimEnd()),
     assert: (cond, ...args) => { if (!cond) write(2, "Assertion failed" + (args.length ? ": " + line(args) : "")); },
   };
+  // The host formats a snippet's return value with the same rules.
+  return (v) => inspect(v, 1, []);
 })

@@ -1,0 +1,127 @@
+//! The `run_javascript` runtime tool through the real server (TOOLGATE_RUNTIMES=js).
+
+use serde_json::{Value, json};
+
+use crate::util::{Gate, structured, text};
+
+async fn gate(extra: &[(&str, &str)]) -> Gate {
+    let mut env = vec![("TOOLGATE_RUNTIMES", "js")];
+    env.extend_from_slice(extra);
+    Gate::start(&env).await
+}
+
+async fn js(gate: &Gate, code: &str) -> (Value, String, bool) {
+    let r = gate.call("run_javascript", json!({ "code": code })).await;
+    (structured(&r).clone(), text(&r), r.is_error == Some(true))
+}
+
+#[tokio::test]
+async fn listed_only_when_asked_for() {
+    let plain = Gate::start(&[]).await;
+    assert!(!plain.names().await.contains(&"run_javascript".to_owned()));
+    plain.stop().await;
+    let with = gate(&[]).await;
+    let names = with.names().await;
+    assert_eq!(&names[..2], &["toolgate", "run_javascript"]);
+    with.stop().await;
+}
+
+#[tokio::test]
+async fn hello_world_top_level_await_and_return() {
+    let gate = gate(&[]).await;
+    let (s, t, failed) = js(
+        &gate,
+        "console.log('hello', {a: 'b'});\nconst x = await Promise.resolve(41);\nreturn x + 1;",
+    )
+    .await;
+    assert!(!failed, "{t}");
+    assert!(
+        t.lines().next().unwrap().starts_with("Code execution finished in ")
+            && t.lines().next().unwrap().ends_with(" seconds.")
+    );
+    assert_eq!(s["stdout"], "hello { a: 'b' }\n");
+    assert_eq!(s["result"], 42);
+    assert_eq!(
+        (
+            s["success"].as_bool(),
+            s["timed_out"].as_bool(),
+            s["truncated"].as_bool()
+        ),
+        (Some(true), Some(false), Some(false))
+    );
+    assert!(
+        t.contains("stdout:\nhello { a: 'b' }") && t.contains("result:\n42"),
+        "{t}"
+    );
+    let (s, _, _) = js(&gate, "return 10n").await;
+    assert_eq!(
+        s["result"], "10n",
+        "what does not serialise comes back as console.log would print it"
+    );
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn a_throw_reports_its_line_and_output_so_far() {
+    let gate = gate(&[]).await;
+    let (s, t, failed) = js(
+        &gate,
+        "console.log('before');\nconst a = 1;\nthrow new Error('bad thing');",
+    )
+    .await;
+    assert!(failed);
+    assert_eq!(s["stdout"], "before\n", "output before the throw is kept");
+    let error = s["error"].as_str().unwrap();
+    assert!(
+        error.contains("bad thing") && error.contains("snippet.js:3:"),
+        "{error}"
+    );
+    assert!(t.contains("error:\n"), "{t}");
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn limits_hold_from_the_host() {
+    let gate = gate(&[("TOOLGATE_JS_TIMEOUT_MS", "300"), ("TOOLGATE_JS_HEAP_MB", "32")]).await;
+    let (s, _, failed) = js(&gate, "while (true) {}").await;
+    assert!(failed);
+    assert_eq!(s["timed_out"], true);
+    assert_eq!(s["error"], "Script execution timed out after 0.3 seconds.");
+    let (s, _, failed) = js(
+        &gate,
+        "const a = []; try { for (;;) a.push(new Array(1e5).fill(1)); } catch (e) {} return 'survived';",
+    )
+    .await;
+    assert!(failed, "a caught out-of-memory is still a failure: {s}");
+    assert!(s["error"].as_str().unwrap().contains("heap"));
+    let (s, t, failed) = js(
+        &gate,
+        "for (let i = 0; i < 40000; i++) console.log('line ' + i + ' of a long print loop');",
+    )
+    .await;
+    assert!(!failed);
+    assert_eq!(s["truncated"], true);
+    assert_eq!(s["stdout"].as_str().unwrap().chars().count(), 262_144);
+    assert!(t.contains("note:\nOutput was truncated"), "{}", &t[t.len() - 200..]);
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn no_host_access_and_module_syntax_is_explained() {
+    let gate = gate(&[]).await;
+    let (s, _, _) = js(
+        &gate,
+        "return [typeof require, typeof process, typeof setTimeout, typeof fetch].join(',')",
+    )
+    .await;
+    assert_eq!(s["result"], "undefined,undefined,undefined,undefined");
+    let (s, _, failed) = js(&gate, "import fs from 'fs';\nreturn 1;").await;
+    assert!(failed);
+    assert!(
+        s["error"]
+            .as_str()
+            .unwrap()
+            .contains("import/export module syntax is not supported (line 1)")
+    );
+    gate.stop().await;
+}
