@@ -107,11 +107,18 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    match runtime.block_on(run(cli)) {
+    let outcome = runtime.block_on(run(cli));
+    // A JavaScript run still on its blocking thread (the client left mid-call) must not
+    // hold the process until its deadline: exit after a short grace.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => fail(&message),
     }
 }
+
+/// How long exit waits for blocking work (a JavaScript run) once the session is over.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
 
 fn fail(message: &str) -> ExitCode {
     eprintln!("toolgate: {message}");

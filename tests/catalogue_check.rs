@@ -34,7 +34,7 @@ async fn failing_tools_fail_the_check_and_name_their_step() {
     let dir = fixtures().display().to_string();
     let (ok, stdout, _) = check(
         &dir,
-        &[("TOOLGATE_JS_TIMEOUT_MS", "200"), ("TOOLGATE_JS_HEAP_MB", "16")],
+        &[("TOOLGATE_JS_TIMEOUT_MS", "1000"), ("TOOLGATE_JS_HEAP_MB", "16")],
     )
     .await;
     assert!(!ok, "{stdout}");

@@ -88,3 +88,35 @@ async fn a_heap_bomb_is_contained_even_when_the_script_catches_it() {
     expect_ok(&run(&gate, "echo", json!({"message": "alive"})).await);
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn a_client_leaving_mid_run_does_not_hold_the_server_until_the_deadline() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = fixtures().display().to_string();
+    // A ten-minute deadline: the server must exit long before it.
+    let mut cmd = crate::util::command(
+        dir.path(),
+        &[("TOOLGATE_CATALOGUE", &catalogue), ("TOOLGATE_JS_TIMEOUT_MS", "600000")],
+    );
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    stdin.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    lines.next_line().await.unwrap().expect("initialize answered");
+    let spin = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "spin", "arguments": {}}});
+    stdin
+        .write_all(format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n{spin}\n").as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(120), child.wait()).await;
+    assert!(
+        status.is_ok(),
+        "the server was still running two minutes after its client left"
+    );
+}
