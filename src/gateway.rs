@@ -101,18 +101,24 @@ impl Gateway {
         }
     }
 
-    /// Runs a JavaScript snippet (the `run_javascript` tool) in a fresh engine and records
-    /// it in the history like any other run.
-    pub async fn run_javascript(&self, code: String) -> (String, std::time::Duration, crate::exec::js::SnippetOutput) {
+    /// Runs a JavaScript (or, with `typescript`, TypeScript) snippet — the `run_javascript`
+    /// and `run_typescript` tools — in a fresh engine, and records it in the history like
+    /// any other run.
+    pub async fn run_snippet(
+        &self,
+        code: String,
+        typescript: bool,
+    ) -> (String, std::time::Duration, crate::exec::js::SnippetOutput) {
         let id = format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed));
         let (started, clock) = (SystemTime::now(), Instant::now());
-        let out = crate::exec::js::run_snippet(std::sync::Arc::from(code.as_str()), self.exec.js_limits()).await;
+        let out =
+            crate::exec::js::run_snippet(std::sync::Arc::from(code.as_str()), typescript, self.exec.js_limits()).await;
         let took = clock.elapsed();
         let input = serde_json::json!({ "code": code });
         let duration_ms = took.as_millis() as u64;
         let finished = |ended| Finished {
             id: id.clone(),
-            slug: "run_javascript",
+            slug: if typescript { "run_typescript" } else { "run_javascript" },
             started,
             duration_ms,
             input: &input,

@@ -50,7 +50,7 @@ async fn failing_tools_fail_the_check_and_name_their_step() {
 #[tokio::test]
 async fn a_tool_whose_runtime_is_missing_is_skipped_not_passed() {
     let dir = tempfile::tempdir().unwrap();
-    for (slug, runtime) in [("plain", "javascript"), ("typed", "typescript")] {
+    for (slug, runtime) in [("plain", "javascript"), ("typed", "nyxilum")] {
         let folder = dir.path().join(slug);
         std::fs::create_dir(&folder).unwrap();
         let manifest = format!(

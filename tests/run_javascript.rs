@@ -130,3 +130,45 @@ async fn no_host_access_and_module_syntax_is_explained() {
     );
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn typescript_keeps_the_lines_the_author_wrote() {
+    let gate = gate(&[]).await;
+    let ts = "interface Point {\n  x: number;\n  y: number;\n}\nconst p: Point = { x: 1, y: 2 };\nconsole.log(p.x as number);\nthrow new Error(`bad point ${p.y}`);";
+    let r = gate.call("run_typescript", json!({ "code": ts })).await;
+    let s = structured(&r);
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(s["stdout"], "1\n");
+    let error = s["error"].as_str().unwrap();
+    assert!(
+        error.contains("bad point 2") && error.contains("snippet.ts:7:"),
+        "the throw is on line 7: {error}"
+    );
+
+    let r = gate
+        .call(
+            "run_typescript",
+            json!({ "code": "enum Color { Red, Green }\nreturn Color.Green;" }),
+        )
+        .await;
+    assert_eq!(structured(&r)["result"], 1, "{r:?}");
+
+    let r = gate
+        .call(
+            "run_typescript",
+            json!({ "code": "const a = 1;\nconst b: = 2;\nreturn a;" }),
+        )
+        .await;
+    let error = structured(&r)["error"].as_str().unwrap().to_owned();
+    assert!(error.starts_with("TypeScript:") && error.contains("line 2"), "{error}");
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn catalogue_tools_may_be_written_in_typescript() {
+    let dir = crate::util::fixtures().display().to_string();
+    let gate = Gate::start(&[("TOOLGATE_CATALOGUE", dir.as_str())]).await;
+    let r = gate.call("typed-sum", json!({"numbers": [1, 2, 3.5]})).await;
+    assert_eq!(crate::util::expect_ok(&r)["sum"], 6.5);
+    gate.stop().await;
+}

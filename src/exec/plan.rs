@@ -143,33 +143,34 @@ impl Executor {
         params: Value,
         start: Instant,
     ) -> Result<Outcome, Error> {
-        match runtime {
-            Runtime::Javascript => {
-                let out = js::run_tool(code, format!("{slug}.js"), params, self.js).await?;
-                let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
-                Ok(Outcome {
-                    result: out.result,
-                    duration: start.elapsed(),
-                    stdout: out.captured.stdout.into_text(),
-                    stderr: out.captured.stderr.into_text(),
-                    truncated,
-                    ran: Where::Js,
-                })
+        let out = match runtime {
+            Runtime::Javascript => js::run_tool(code, format!("{slug}.js"), params, self.js).await?,
+            Runtime::Typescript => js::run_typescript_tool(&code, format!("{slug}.ts"), params, self.js).await?,
+            Runtime::Nyxilum => {
+                return Err(Error::RuntimeUnavailable {
+                    runtime: runtime.as_str().to_owned(),
+                    tried: vec![format!(
+                        "this build of toolgate has no {} backend yet",
+                        runtime.as_str()
+                    )],
+                });
             }
-            Runtime::Typescript | Runtime::Nyxilum => Err(Error::RuntimeUnavailable {
-                runtime: runtime.as_str().to_owned(),
-                tried: vec![format!(
-                    "this build of toolgate has no {} backend yet",
-                    runtime.as_str()
-                )],
-            }),
-        }
+        };
+        let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
+        Ok(Outcome {
+            result: out.result,
+            duration: start.elapsed(),
+            stdout: out.captured.stdout.into_text(),
+            stderr: out.captured.stderr.into_text(),
+            truncated,
+            ran: Where::Js,
+        })
     }
 }
 
 /// Returns true if and only if this build can run `runtime` here.
 fn is_local_runtime(runtime: Runtime) -> bool {
-    matches!(runtime, Runtime::Javascript)
+    matches!(runtime, Runtime::Javascript | Runtime::Typescript)
 }
 
 async fn remote(api: &ApiClient, slug: &str, params: &Value, start: Instant) -> Result<Outcome, Error> {

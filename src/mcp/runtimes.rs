@@ -1,5 +1,6 @@
 //! Runtime tools chosen by `TOOLGATE_RUNTIMES`: `run_javascript` runs a snippet as the
-//! body of an async function in a fresh QuickJS engine, answering as the JS-VM seed does —
+//! body of an async function in a fresh QuickJS engine (`run_typescript` erases types
+//! first, keeping every line and column), answering as the JS-VM seed does —
 //! the text's first line is always `Code execution finished in #.### seconds.`, then the
 //! stdout / stderr / result / note / error sections that apply.
 
@@ -14,6 +15,9 @@ use crate::gateway::Gateway;
 
 /// The JavaScript runtime tool's name.
 pub(crate) const RUN_JAVASCRIPT: &str = "run_javascript";
+
+/// The TypeScript runtime tool's name.
+pub(crate) const RUN_TYPESCRIPT: &str = "run_typescript";
 
 /// The runtime tools to list.
 pub(crate) fn tools(runtimes: Runtimes) -> Vec<McpTool> {
@@ -41,15 +45,20 @@ pub(crate) fn tools(runtimes: Runtimes) -> Vec<McpTool> {
         "required": ["success", "stdout", "stderr", "result", "error", "duration_ms", "truncated", "timed_out"]
     });
     let description = "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers. Limits: 512 MB heap, 30 s, 262,144 characters per output stream.";
-    let mut annotations = ToolAnnotations::default();
-    annotations.title = Some("Run JavaScript".to_owned());
-    annotations.read_only_hint = Some(true);
-    annotations.open_world_hint = Some(false);
+    let ts_description = "Runs a TypeScript snippet exactly like run_javascript after erasing its types. Line and column numbers of your code stay exact in errors and stack traces; enum, namespace and constructor parameter properties generate code and may shift later lines. Syntax errors are reported on the lines you wrote.";
+    let tool = |name: &'static str, title: &str, description: &str| {
+        let mut annotations = ToolAnnotations::default();
+        annotations.title = Some(title.to_owned());
+        annotations.read_only_hint = Some(true);
+        annotations.open_world_hint = Some(false);
+        McpTool::new(name, description.to_owned(), object(input.clone()))
+            .with_title(title)
+            .with_raw_output_schema(Arc::new(object(output.clone())))
+            .with_annotations(annotations)
+    };
     vec![
-        McpTool::new(RUN_JAVASCRIPT, description, object(input))
-            .with_title("Run JavaScript")
-            .with_raw_output_schema(Arc::new(object(output)))
-            .with_annotations(annotations),
+        tool(RUN_JAVASCRIPT, "Run JavaScript", description),
+        tool(RUN_TYPESCRIPT, "Run TypeScript", ts_description),
     ]
 }
 
@@ -60,16 +69,21 @@ pub(crate) async fn call(
     name: &str,
     args: &JsonObject,
 ) -> Option<CallToolResult> {
-    if name != RUN_JAVASCRIPT || !runtimes.js {
+    let typescript = match name {
+        RUN_JAVASCRIPT => false,
+        RUN_TYPESCRIPT => true,
+        _ => return None,
+    };
+    if !runtimes.js {
         return None;
     }
     let Some(Value::String(code)) = args.get("code") else {
         return Some(super::convert::failure(&Error::InvalidParams {
-            slug: RUN_JAVASCRIPT.to_owned(),
+            slug: name.to_owned(),
             violations: vec!["(root): \"code\" is a required string property (rule: required)".to_owned()],
         }));
     };
-    let (_id, took, out) = gateway.run_javascript(code.clone()).await;
+    let (_id, took, out) = gateway.run_snippet(code.clone(), typescript).await;
     let stdout = out.captured.stdout.text().to_owned();
     let stderr = out.captured.stderr.text().to_owned();
     let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();

@@ -48,8 +48,9 @@ const PRELUDE: &str = include_str!("prelude.js");
 enum Program {
     /// A catalogue tool: a script defining `run(params)`, named `filename` in traces.
     Tool { filename: String, params: String },
-    /// A snippet: the body of an async function (top-level `await` and `return` work).
-    Snippet,
+    /// A snippet, already wrapped as an async function expression (so top-level `await`
+    /// and `return` work), named `filename` in traces.
+    Snippet { filename: &'static str },
 }
 
 /// What a snippet produced: its outcome and, whatever the outcome, its output.
@@ -81,19 +82,42 @@ pub async fn run_tool(
     })
 }
 
-/// Runs a snippet as the body of an async function, the JS-VM seed's `run_javascript`.
-pub async fn run_snippet(code: Arc<str>, limits: JsLimits) -> SnippetOutput {
+/// Runs a snippet as the body of an async function: the JS-VM seed's `run_javascript`,
+/// or with `typescript` its `run_typescript` (types erased first, lines kept).
+pub async fn run_snippet(code: Arc<str>, typescript: bool, limits: JsLimits) -> SnippetOutput {
+    let failed = |e| SnippetOutput {
+        outcome: Err(e),
+        captured: Captured::default(),
+    };
     if let Some(line) = module_syntax_line(&code) {
         let message = format!(
             "import/export module syntax is not supported (line {line}): the snippet runs as the body of an async function, so use top-level await and return instead"
         );
-        return SnippetOutput {
-            outcome: Err(Error::Execution { message }),
-            captured: Captured::default(),
-        };
+        return failed(Error::Execution { message });
     }
-    let (outcome, captured) = on_js_thread(code, Program::Snippet, limits).await;
+    // The wrapper shares the snippet's first line, so every line number is the caller's.
+    let wrapped = format!("(async function () {{{code}\n}})");
+    let (wrapped, filename) = if typescript {
+        match super::typescript::strip(&wrapped, "snippet.ts") {
+            Ok(js) => (js, "snippet.ts"),
+            Err(e) => return failed(e),
+        }
+    } else {
+        (wrapped, "snippet.js")
+    };
+    let (outcome, captured) = on_js_thread(Arc::from(wrapped), Program::Snippet { filename }, limits).await;
     SnippetOutput { outcome, captured }
+}
+
+/// Runs a TypeScript tool script: types erased (lines kept), then as [`run_tool`].
+pub async fn run_typescript_tool(
+    code: &str,
+    filename: String,
+    params: serde_json::Value,
+    limits: JsLimits,
+) -> Result<JsOutput, Error> {
+    let js = super::typescript::strip(code, &filename)?;
+    run_tool(Arc::from(js), filename, params, limits).await
 }
 
 /// The 1-based line of the first `import`/`export` statement, if any.
@@ -262,13 +286,10 @@ async fn evaluate<'js>(
                 "run",
             )
         }
-        Program::Snippet => {
-            options.filename = Some("snippet.js".to_owned());
-            // The wrapper shares the snippet's first line, so every line number is the
-            // caller's own.
-            let wrapped = format!("(async function () {{{code}\n}})");
+        Program::Snippet { filename } => {
+            options.filename = Some((*filename).to_owned());
             let body: Function = ctx
-                .eval_with_options(wrapped, options)
+                .eval_with_options(code, options)
                 .catch(ctx)
                 .map_err(|e| thrown(e, "compiling the snippet"))?;
             (
@@ -299,7 +320,7 @@ async fn evaluate<'js>(
         (Some(text), _) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| Error::Internal(format!("the result is not JSON: {e}"))),
-        (None, Program::Snippet) => {
+        (None, Program::Snippet { .. }) => {
             let text: String = inspect
                 .call((settled,))
                 .catch(ctx)

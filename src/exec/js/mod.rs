@@ -5,5 +5,6 @@
 mod alloc;
 mod engine;
 pub mod output;
+mod typescript;
 
-pub use engine::{JsLimits, JsOutput, SnippetOutput, run_snippet, run_tool};
+pub use engine::{JsLimits, JsOutput, SnippetOutput, run_snippet, run_tool, run_typescript_tool};

@@ -1,4 +1,4 @@
-// slugify: turns a title or phrase into a URL/file-name friendly slug.
+// slugify: turns a title or phrase into a URL/file-name friendly slug. (TypeScript.)
 //
 // Steps: transliterate Latin letters that do not decompose (ß→ss, æ→ae,
 // ø→o, ł→l, þ→th ...), strip accents via Unicode NFD (é→e, ñ→n, ü→u),
@@ -8,23 +8,37 @@
 // max_length, preferring to cut at a separator. Characters from non-Latin
 // scripts (Cyrillic, CJK, emoji ...) are dropped, so the slug may be empty.
 
-const SPECIAL = {
+const SPECIAL: Record<string, string> = {
   ß: 'ss', ẞ: 'SS', æ: 'ae', Æ: 'AE', ø: 'o', Ø: 'O', œ: 'oe', Œ: 'OE',
   đ: 'd', Đ: 'D', ð: 'd', Ð: 'D', þ: 'th', Þ: 'Th', ł: 'l', Ł: 'L',
   ħ: 'h', Ħ: 'H', ı: 'i', ŀ: 'l', Ŀ: 'L', ŋ: 'n', Ŋ: 'N', ſ: 's',
   ĸ: 'k', ŧ: 't', Ŧ: 'T', ĳ: 'ij', Ĳ: 'IJ',
 };
 const SPECIAL_RE = new RegExp(`[${Object.keys(SPECIAL).join('')}]`, 'g');
-const SEPARATORS = ['-', '_', '.'];
+type Separator = '-' | '_' | '.';
+const SEPARATORS: Separator[] = ['-', '_', '.'];
 
-function transliterate(text) {
+interface Params {
+  text: string;
+  separator?: Separator;
+  lowercase?: boolean;
+  max_length?: number;
+}
+
+interface Slug {
+  slug: string;
+  original_length: number;
+  truncated: boolean;
+}
+
+function transliterate(text: string): string {
   return text
-    .replace(SPECIAL_RE, (c) => SPECIAL[c])
+    .replace(SPECIAL_RE, (c: string) => SPECIAL[c])
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, ''); // combining diacritical marks
 }
 
-function run(params) {
+function run(params: Params): Slug {
   const text = params.text;
   const sep = params.separator === undefined ? '-' : params.separator;
   const lowercase = params.lowercase === undefined ? true : params.lowercase;
@@ -57,7 +71,7 @@ function run(params) {
   return { slug: s, original_length: [...text].length, truncated };
 }
 
-function trimSep(s, sep) {
+function trimSep(s: string, sep: string): string {
   let start = 0;
   let end = s.length;
   while (start < end && s[start] === sep) start++;

@@ -9,9 +9,19 @@
 // requested style. Each line is converted separately, so a list of names
 // (one per line) converts in one call.
 
-const CASES = ['camel', 'pascal', 'snake', 'screaming_snake', 'kebab', 'train', 'dot', 'title', 'sentence', 'lower', 'upper'];
+const CASES = ['camel', 'pascal', 'snake', 'screaming_snake', 'kebab', 'train', 'dot', 'title', 'sentence', 'lower', 'upper'] as const;
+type Case = (typeof CASES)[number];
 
-function splitWords(line) {
+interface Params {
+  text: string;
+  to?: Case | 'all';
+}
+
+type Converted =
+  | { to: 'all'; words: string[]; results: Record<string, string> }
+  | { to: Case; words: string[]; result: string };
+
+function splitWords(line: string): string[] {
   const spaced = line
     .replace(/(\p{L}|\p{N})['\u2019](?=\p{L})/gu, '$1') // don't -> dont
     .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2') // fooBar, v2Api
@@ -19,14 +29,14 @@ function splitWords(line) {
   return spaced.match(/[\p{L}\p{M}\p{N}]+/gu) || [];
 }
 
-const lower = (w) => w.toLowerCase();
-const upper = (w) => w.toUpperCase();
-const cap = (w) => {
-  const first = String.fromCodePoint(w.codePointAt(0));
+const lower = (w: string): string => w.toLowerCase();
+const upper = (w: string): string => w.toUpperCase();
+const cap = (w: string): string => {
+  const first = String.fromCodePoint(w.codePointAt(0) as number);
   return first.toUpperCase() + w.slice(first.length).toLowerCase();
 };
 
-const JOIN = {
+const JOIN: Record<Case, (ws: string[]) => string> = {
   camel: (ws) => ws.map((w, i) => (i === 0 ? lower(w) : cap(w))).join(''),
   pascal: (ws) => ws.map(cap).join(''),
   snake: (ws) => ws.map(lower).join('_'),
@@ -40,18 +50,18 @@ const JOIN = {
   upper: (ws) => ws.map(upper).join(' '),
 };
 
-function run(params) {
+function run(params: Params): Converted {
   const text = params.text;
   const to = params.to === undefined ? 'all' : params.to;
   if (typeof text !== 'string') throw new Error('text must be a string');
-  if (to !== 'all' && !CASES.includes(to)) throw new Error(`to must be one of ${CASES.join(', ')} or all`);
+  if (to !== 'all' && !(CASES as readonly string[]).includes(to)) throw new Error(`to must be one of ${CASES.join(', ')} or all`);
 
   const lines = text.replace(/\r\n?/g, '\n').split('\n'); // a regex split is slow in QuickJS
   const perLine = lines.map(splitWords);
-  const convert = (style) => perLine.map((ws) => JOIN[style](ws)).join('\n');
+  const convert = (style: Case): string => perLine.map((ws) => JOIN[style](ws)).join('\n');
   const words = perLine.flat().map(lower);
   if (to === 'all') {
-    const results = {};
+    const results: Record<string, string> = {};
     for (const style of CASES) results[style] = convert(style);
     return { to, words, results };
   }
