@@ -61,7 +61,7 @@ impl Gateway {
     /// Validates and runs a tool already resolved from `snapshot`, and records the run
     /// (whatever its end, a validation failure included) in the history.
     pub async fn run_tool(&self, snapshot: &Snapshot, tool: &Tool, params: Value) -> Result<Run, Error> {
-        let id = format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed));
+        let id = self.next_id();
         let (started, clock) = (SystemTime::now(), Instant::now());
         tracing::debug!(run = %id, slug = tool.slug(), "running");
         let outcome = match tool.validator.check(tool.slug(), &params) {
@@ -72,33 +72,13 @@ impl Gateway {
             }
             Err(e) => Err(e),
         };
-        let duration_ms = clock.elapsed().as_millis() as u64;
-        let finished = |ended| Finished {
-            id: id.clone(),
-            slug: tool.slug(),
-            started,
-            duration_ms,
-            input: &params,
-            ended,
-        };
-        match outcome {
-            Ok(outcome) => {
-                self.history.record(finished(Ended::Ok(&outcome.result)));
-                Ok(Run {
-                    slug: tool.slug().to_owned(),
-                    id,
-                    outcome,
-                })
-            }
-            Err(e) => {
-                let body = serde_json::json!({ "error": e.to_string(), "code": e.code() });
-                self.history.record(finished(Ended::Failed {
-                    code: e.code(),
-                    body: &body,
-                }));
-                Err(e)
-            }
-        }
+        let ended = outcome.as_ref().map(|o| Some(&o.result));
+        self.record(&id, tool.slug(), started, clock, &params, ended);
+        outcome.map(|outcome| Run {
+            slug: tool.slug().to_owned(),
+            id,
+            outcome,
+        })
     }
 
     /// Runs a JavaScript (or, with `typescript`, TypeScript) snippet — the `run_javascript`
@@ -109,34 +89,52 @@ impl Gateway {
         code: String,
         typescript: bool,
     ) -> (String, std::time::Duration, crate::exec::js::SnippetOutput) {
-        let id = format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed));
+        let id = self.next_id();
         let (started, clock) = (SystemTime::now(), Instant::now());
         let out =
             crate::exec::js::run_snippet(std::sync::Arc::from(code.as_str()), typescript, self.exec.js_limits()).await;
         let took = clock.elapsed();
-        let input = serde_json::json!({ "code": code });
-        let duration_ms = took.as_millis() as u64;
-        let finished = |ended| Finished {
-            id: id.clone(),
-            slug: if typescript { "run_typescript" } else { "run_javascript" },
-            started,
-            duration_ms,
-            input: &input,
-            ended,
-        };
-        match &out.outcome {
-            Ok(value) => self
-                .history
-                .record(finished(Ended::Ok(value.as_ref().unwrap_or(&Value::Null)))),
+        let slug = if typescript { "run_typescript" } else { "run_javascript" };
+        let ended = out.outcome.as_ref().map(Option::as_ref);
+        self.record(&id, slug, started, clock, &serde_json::json!({ "code": code }), ended);
+        (id, took, out)
+    }
+
+    /// The next run id: `r1`, `r2`, ...
+    fn next_id(&self) -> String {
+        format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Records a finished run: its result (`None` for nothing returned) or its error.
+    fn record(
+        &self,
+        id: &str,
+        slug: &str,
+        started: SystemTime,
+        clock: Instant,
+        input: &Value,
+        ended: Result<Option<&Value>, &Error>,
+    ) {
+        let duration_ms = clock.elapsed().as_millis() as u64;
+        let body;
+        let ended = match ended {
+            Ok(result) => Ended::Ok(result.unwrap_or(&Value::Null)),
             Err(e) => {
-                let body = serde_json::json!({ "error": e.to_string(), "code": e.code() });
-                self.history.record(finished(Ended::Failed {
+                body = serde_json::json!({ "error": e.to_string(), "code": e.code() });
+                Ended::Failed {
                     code: e.code(),
                     body: &body,
-                }));
+                }
             }
-        }
-        (id, took, out)
+        };
+        self.history.record(Finished {
+            id: id.to_owned(),
+            slug,
+            started,
+            duration_ms,
+            input,
+            ended,
+        });
     }
 
     /// How often the catalogue can change under this gateway: the cache lifetime of an

@@ -31,6 +31,17 @@ impl Tool {
         &self.manifest.slug
     }
 
+    /// How many parameters its input schema declares, and how many of them are required.
+    pub fn parameter_counts(&self) -> (usize, usize) {
+        let schema = &self.manifest.input_schema;
+        let props = schema
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .map_or(0, |p| p.len());
+        let required = schema.get("required").and_then(|r| r.as_array()).map_or(0, |r| r.len());
+        (props, required)
+    }
+
     /// The runtime its source needs, if it has one.
     pub fn runtime(&self) -> Option<Runtime> {
         self.manifest.runtime

@@ -92,6 +92,19 @@ pub enum Ended<'a> {
     },
 }
 
+impl Record {
+    /// The run as the index lists it: id, tool, status, duration, start time.
+    pub fn summary(&self) -> Value {
+        serde_json::json!({
+            "id": self.id,
+            "slug": self.slug,
+            "status": self.status.label(),
+            "duration_ms": self.duration_ms,
+            "started_at": self.started_at,
+        })
+    }
+}
+
 /// The history of one server process.
 #[derive(Debug)]
 pub struct History {

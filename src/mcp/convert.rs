@@ -5,7 +5,7 @@
 //! `{success:false, error, code, retryable}`; only an unroutable call is a protocol error.
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
 use crate::error::Error;
@@ -78,7 +78,7 @@ pub(crate) fn run_structured(run: &Run) -> Value {
 /// A run as an MCP result.
 pub(crate) fn run_result(run: &Run) -> CallToolResult {
     let o = &run.outcome;
-    let pretty = serde_json::to_string_pretty(&o.result).unwrap_or_else(|_| o.result.to_string());
+    let pretty = pretty(&o.result);
     let mut text = format!(
         "{} finished in {} ms (run {}).\nResult:\n{pretty}",
         run.slug,
@@ -94,4 +94,17 @@ pub(crate) fn run_result(run: &Run) -> CallToolResult {
         text.push_str("\nnote: output was truncated at its limit.");
     }
     answer(text, run_structured(run))
+}
+
+/// JSON for people: indented.
+pub(crate) fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+/// A JSON object as rmcp's map type (anything else becomes an empty object).
+pub(crate) fn object(v: Value) -> JsonObject {
+    match v {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
 }

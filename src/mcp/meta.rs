@@ -6,7 +6,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
 use super::batch::Progress;
-use super::convert::{answer, failure, run_result};
+use super::convert::{answer, failure, pretty, run_result};
 use super::tools::COMMANDS;
 use crate::catalogue::{Snapshot, Tool, example};
 use crate::error::Error;
@@ -181,7 +181,6 @@ fn schema(tool: &Tool, meta_name: &str) -> CallToolResult {
         "output_schema": m.output_schema,
         "example": call,
     });
-    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
     let text = format!(
         "{} — {}\n\nInput schema:\n{}\n\nOutput schema:\n{}\n\nReady-to-send call:\n{}",
         m.slug,

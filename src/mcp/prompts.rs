@@ -3,6 +3,7 @@
 //! (exact slugs only: naming a tool is a deliberate choice, never a prefix guess),
 //! `plan-batch(task)` and `recover(error, slug)`.
 
+use super::convert::pretty;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CompletionInfo, GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage, Reference, Role,
@@ -289,7 +290,7 @@ fn candidates(snapshot: &Snapshot, query: &str, meta: &str) -> String {
         Ok(hits) if !hits.is_empty() => hits
             .iter()
             .map(|(tool, hit)| {
-                let (props, required) = parameter_counts(tool);
+                let (props, required) = tool.parameter_counts();
                 format!(
                     "- {} — {} [{}] (parameters: {required} required of {props}; manifest: {})\n",
                     tool.slug(),
@@ -315,16 +316,6 @@ fn diagnose(codes: &[&str]) -> String {
         }
         None => "The message names no error code; read it for the field or reason it gives.".to_owned(),
     }
-}
-
-fn parameter_counts(tool: &Tool) -> (usize, usize) {
-    let schema = &tool.manifest.input_schema;
-    let props = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map_or(0, |p| p.len());
-    let required = schema.get("required").and_then(Value::as_array).map_or(0, |r| r.len());
-    (props, required)
 }
 
 fn required_fields(tool: &Tool) -> String {
@@ -359,10 +350,6 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
         out = out.replace(&format!("{{{{{key}}}}}"), value);
     }
     out
-}
-
-fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
 }
 
 #[cfg(test)]

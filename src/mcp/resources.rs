@@ -2,6 +2,7 @@
 //! and the run history. A tool URI resolves its slug exactly or by unambiguous
 //! abbreviation; an unknown one is a protocol error naming the close matches.
 
+use super::convert::pretty;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde_json::{Value, json};
@@ -68,11 +69,7 @@ pub(crate) async fn read(gateway: &Gateway, name: &str, uri: &str) -> Result<Res
         }
         "history" => {
             let h = gateway.history();
-            let runs: Vec<Value> = h
-                .newest_first()
-                .iter()
-                .map(|r| json!({"id": r.id, "slug": r.slug, "status": r.status.label(), "duration_ms": r.duration_ms, "started_at": r.started_at}))
-                .collect();
+            let runs: Vec<Value> = h.newest_first().iter().map(|r| r.summary()).collect();
             Ok(text(pretty(
                 &json!({"scope": SCOPE, "process_started_at": h.process_started_at(), "runs": runs}),
             )))
@@ -101,16 +98,7 @@ fn catalogue(snapshot: &Snapshot, name: &str) -> Value {
         .iter()
         .map(|t| {
             let m = &t.manifest;
-            let props = m
-                .input_schema
-                .get("properties")
-                .and_then(Value::as_object)
-                .map_or(0, |p| p.len());
-            let required = m
-                .input_schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map_or(0, |r| r.len());
+            let (props, required) = t.parameter_counts();
             json!({
                 "slug": m.slug,
                 "description": m.description,
@@ -167,10 +155,6 @@ fn unavailable(e: &Error) -> McpError {
         e.to_string(),
         Some(json!({"code": e.code(), "retryable": e.retryable()})),
     )
-}
-
-fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
 }
 
 #[cfg(test)]

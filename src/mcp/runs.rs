@@ -5,7 +5,7 @@
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
-use super::convert::answer;
+use super::convert::{answer, pretty};
 use crate::error::Error;
 use crate::history::diff::diff as compare;
 use crate::history::{History, SCOPE};
@@ -21,8 +21,15 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
             let index: Vec<Value> = runs
                 .iter()
                 .map(|r| {
-                    text.push_str(&format!("{} {} {} {} ms at {}\n", r.id, r.slug, r.status.label(), r.duration_ms, r.started_at));
-                    json!({"id": r.id, "slug": r.slug, "status": r.status.label(), "duration_ms": r.duration_ms, "started_at": r.started_at})
+                    text.push_str(&format!(
+                        "{} {} {} {} ms at {}\n",
+                        r.id,
+                        r.slug,
+                        r.status.label(),
+                        r.duration_ms,
+                        r.started_at
+                    ));
+                    r.summary()
                 })
                 .collect();
             Ok(answer(
@@ -32,7 +39,6 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
         }
         Some(Value::String(id)) => {
             let run = history.get(id).ok_or_else(|| Error::RunNotFound { id: id.clone() })?;
-            let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
             let cut = if run.truncated {
                 "\n(payloads were truncated for storage)"
             } else {

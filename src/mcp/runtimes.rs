@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use super::convert::object;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool as McpTool, ToolAnnotations};
 use serde_json::{Value, json};
 
@@ -138,11 +139,4 @@ pub(crate) async fn call(
     };
     answer.content = vec![ContentBlock::text(text)];
     Some(answer)
-}
-
-fn object(v: Value) -> JsonObject {
-    match v {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    }
 }

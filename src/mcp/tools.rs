@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
+use super::convert::object;
+use rmcp::model::{Tool as McpTool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use crate::catalogue::{Snapshot, Tool};
@@ -115,13 +116,6 @@ pub fn run_output_schema(result: Option<&Value>) -> Value {
     }
     wrapper["properties"]["result"] = result;
     wrapper
-}
-
-fn object(v: Value) -> JsonObject {
-    match v {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    }
 }
 
 fn annotations(v: &Value) -> ToolAnnotations {
