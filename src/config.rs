@@ -196,12 +196,16 @@ pub struct Raw {
     pub js_timeout_ms: u64,
     /// `TOOLGATE_JS_HEAP_MB`.
     pub js_heap_mb: u64,
+    /// `TOOLGATE_FETCH_TIMEOUT_MS`.
+    pub fetch_timeout_ms: u64,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
 const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1..=600_000;
 /// Accepted range of `TOOLGATE_JS_TIMEOUT_MS`.
 const JS_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
+/// Accepted range of `TOOLGATE_FETCH_TIMEOUT_MS`.
+const FETCH_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
 /// Accepted range of `TOOLGATE_JS_HEAP_MB`.
 const JS_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=16_384;
 
@@ -225,6 +229,11 @@ impl Config {
         check_range("TOOLGATE_TIMEOUT_MS", raw.timeout_ms, TIMEOUT_MS_RANGE)?;
         check_range("TOOLGATE_JS_TIMEOUT_MS", raw.js_timeout_ms, JS_TIMEOUT_MS_RANGE)?;
         check_range("TOOLGATE_JS_HEAP_MB", raw.js_heap_mb, JS_HEAP_MB_RANGE)?;
+        check_range(
+            "TOOLGATE_FETCH_TIMEOUT_MS",
+            raw.fetch_timeout_ms,
+            FETCH_TIMEOUT_MS_RANGE,
+        )?;
         if !is_valid_name(&raw.name) {
             return Err(format!(
                 "TOOLGATE_NAME \"{}\" must be a letter followed by up to 63 letters, digits or '-' (it names a tool and a URI scheme)",
@@ -236,6 +245,7 @@ impl Config {
             cache_ttl: Duration::from_millis(raw.cache_ttl_ms),
             js_wall_clock: Duration::from_millis(raw.js_timeout_ms),
             js_heap_bytes: usize::try_from(raw.js_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
+            fetch_timeout: Duration::from_millis(raw.fetch_timeout_ms),
             ..Limits::default()
         };
         Ok(Config {
@@ -291,6 +301,7 @@ mod tests {
             name: "toolgate".into(),
             js_timeout_ms: 30_000,
             js_heap_mb: 512,
+            fetch_timeout_ms: 15_000,
             ..Raw::default()
         }
     }

@@ -51,6 +51,12 @@ impl Gateway {
         self.store.snapshot().await
     }
 
+    /// Builds a local catalogue's snapshot now rather than on first use; an HTTP
+    /// catalogue is left to its first request.
+    pub async fn prepare(&self) {
+        self.store.prepare().await;
+    }
+
     /// Resolves `wanted` (exact or unambiguous abbreviation), validates, runs.
     pub async fn run(&self, wanted: &str, params: Value) -> Result<Run, Error> {
         let snapshot = self.snapshot().await?;
@@ -91,8 +97,7 @@ impl Gateway {
     ) -> (String, std::time::Duration, crate::exec::js::SnippetOutput) {
         let id = self.next_id();
         let (started, clock) = (SystemTime::now(), Instant::now());
-        let out =
-            crate::exec::js::run_snippet(std::sync::Arc::from(code.as_str()), typescript, self.exec.js_limits()).await;
+        let out = self.exec.js().run_snippet(&code, typescript).await;
         let took = clock.elapsed();
         let slug = if typescript { "run_typescript" } else { "run_javascript" };
         let ended = out.outcome.as_ref().map(Option::as_ref);

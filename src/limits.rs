@@ -23,6 +23,23 @@ pub const JS_WALL_CLOCK: Duration = Duration::from_secs(30);
 /// Characters kept per captured output stream (stdout, stderr) of one run.
 pub const OUTPUT_CHARS: usize = 262_144;
 
+/// Deadline of one `fetch` from JavaScript, body included: 15 s, as the JS-VM seed
+/// allows; a later answer rejects with `TimeoutError`.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Largest request or response body of one `fetch` from JavaScript, in bytes (8 MiB, as
+/// the JS-VM seed allows).
+pub const FETCH_BODY_BYTES: usize = 8_388_608;
+
+/// JavaScript engines kept built and waiting, so a call does not pay for building one.
+/// Two covers a client that sends calls back to back on a 2-core machine; each waiting
+/// engine holds about 300 KB.
+pub const JS_SPARE_ENGINES: usize = 2;
+
+/// Catalogue tool scripts kept compiled to bytecode; past this the cache starts again
+/// empty (a catalogue that large pays a parse now and then, nothing more).
+pub const JS_SCRIPT_CACHE_ENTRIES: usize = 1024;
+
 /// Default per-request timeout for the catalogue API.
 pub const HTTP_TIMEOUT: Duration = Duration::from_millis(15_000);
 
@@ -72,6 +89,8 @@ pub struct Limits {
     pub js_wall_clock: Duration,
     /// Characters kept per output stream. By default, [`OUTPUT_CHARS`].
     pub output_chars: usize,
+    /// Deadline of one `fetch` from JavaScript. By default, [`FETCH_TIMEOUT`].
+    pub fetch_timeout: Duration,
     /// Per-request timeout of the catalogue API. By default, [`HTTP_TIMEOUT`].
     pub http_timeout: Duration,
     /// Catalogue lifetime; zero fetches on every request. By default, [`CACHE_TTL`].
@@ -84,6 +103,7 @@ impl Default for Limits {
             js_heap_bytes: JS_HEAP_BYTES,
             js_wall_clock: JS_WALL_CLOCK,
             output_chars: OUTPUT_CHARS,
+            fetch_timeout: FETCH_TIMEOUT,
             http_timeout: HTTP_TIMEOUT,
             cache_ttl: CACHE_TTL,
         }

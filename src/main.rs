@@ -48,6 +48,9 @@ struct Cli {
     /// Wall-clock deadline of one local JavaScript run, in milliseconds.
     #[arg(long, env = "TOOLGATE_JS_TIMEOUT_MS", global = true, default_value_t = limits::JS_WALL_CLOCK.as_millis() as u64)]
     js_timeout_ms: u64,
+    /// Deadline of one `fetch` from JavaScript, body included, in milliseconds.
+    #[arg(long, env = "TOOLGATE_FETCH_TIMEOUT_MS", global = true, default_value_t = limits::FETCH_TIMEOUT.as_millis() as u64)]
+    fetch_timeout_ms: u64,
     /// Heap cap of one local JavaScript run, in MiB.
     #[arg(long, env = "TOOLGATE_JS_HEAP_MB", global = true, default_value_t = (limits::JS_HEAP_BYTES / (1024 * 1024)) as u64)]
     js_heap_mb: u64,
@@ -139,6 +142,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         runtimes: cli.runtimes,
         js_timeout_ms: cli.js_timeout_ms,
         js_heap_mb: cli.js_heap_mb,
+        fetch_timeout_ms: cli.fetch_timeout_ms,
     };
     let mut config = Config::from_raw(raw)?;
     match cli.command {

@@ -119,7 +119,7 @@ async fn no_host_access_and_module_syntax_is_explained() {
         "return [typeof require, typeof process, typeof setTimeout, typeof fetch].join(',')",
     )
     .await;
-    assert_eq!(s["result"], "undefined,undefined,undefined,undefined");
+    assert_eq!(s["result"], "undefined,undefined,undefined,function");
     let (s, _, failed) = js(&gate, "import fs from 'fs';\nreturn 1;").await;
     assert!(failed);
     assert!(

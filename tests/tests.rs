@@ -10,6 +10,7 @@ mod catalogue_tools;
 mod execution_modes;
 mod history;
 mod interop;
+mod js_fetch;
 mod js_limits;
 mod mcp_surface;
 mod prompts;

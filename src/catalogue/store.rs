@@ -1,6 +1,9 @@
 //! Where the current snapshot lives and how it is refreshed.
 //!
-//! Local sources are read once. An HTTP catalogue is cached with moka for the configured
+//! Local sources are read once, when the store opens (so a missing folder stops the
+//! server before it starts), and built into a snapshot on first use — building
+//! (validators, search index) is most of a cold start, and a client's `initialize` does
+//! not need it. An HTTP catalogue is cached with moka for the configured
 //! lifetime (zero fetches on every request); concurrent refreshes coalesce into one fetch,
 //! a 304 re-arms the snapshot held, and a failed refresh keeps serving the last good
 //! snapshot. With no good snapshot yet, each request gets the fetch error
@@ -27,8 +30,27 @@ pub struct Store {
 
 #[derive(Debug)]
 enum Inner {
-    Static(Arc<Snapshot>),
+    Static(Box<Local>),
     Http(Box<Http>),
+}
+
+/// A local source, built once on first use.
+#[derive(Debug)]
+struct Local {
+    /// What the build starts from: `None` for the embedded catalogue (compiled in, it
+    /// cannot be missing, so even reading it waits), else what was read at open. Taken
+    /// by the build.
+    read: Mutex<Option<Loaded>>,
+    built: tokio::sync::OnceCell<Arc<Snapshot>>,
+}
+
+impl Local {
+    fn ready(snapshot: Arc<Snapshot>) -> Box<Local> {
+        Box::new(Local {
+            read: Mutex::new(None),
+            built: tokio::sync::OnceCell::new_with(Some(snapshot)),
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -40,13 +62,14 @@ struct Http {
 }
 
 impl Store {
-    /// Opens a source. Local sources are read now (a missing folder is an error); an HTTP
-    /// catalogue is fetched on first use, so a server starts even while its API is down.
+    /// Opens a source. Local sources are read now (a missing folder is an error) and built
+    /// on first use; an HTTP catalogue is fetched on first use, so a server starts even
+    /// while its API is down.
     pub fn open(source: &SourceSpec, client: Option<ApiClient>, ttl: Duration) -> Result<Store, String> {
         let loaded = match source {
-            SourceSpec::Embedded => load::embedded(),
-            SourceSpec::Dir(path) => load::dir(path)?,
-            SourceSpec::File(path) => load::file(path)?,
+            SourceSpec::Embedded => None,
+            SourceSpec::Dir(path) => Some(load::dir(path)?),
+            SourceSpec::File(path) => Some(load::file(path)?),
             SourceSpec::Http(base) => {
                 let client = client.ok_or_else(|| format!("no API client for {base}"))?;
                 let cache = (!ttl.is_zero()).then(|| Cache::builder().max_capacity(1).time_to_live(ttl).build());
@@ -61,18 +84,20 @@ impl Store {
                 });
             }
         };
-        let reported = Mutex::default();
-        let snapshot = build(&reported, loaded, Origin::Local);
+        let local = Local {
+            read: Mutex::new(loaded),
+            built: tokio::sync::OnceCell::new(),
+        };
         Ok(Store {
-            inner: Inner::Static(snapshot),
-            reported,
+            inner: Inner::Static(Box::new(local)),
+            reported: Mutex::default(),
         })
     }
 
     /// A store over a snapshot built elsewhere (tests, benchmarks).
     pub fn from_snapshot(snapshot: Arc<Snapshot>) -> Store {
         Store {
-            inner: Inner::Static(snapshot),
+            inner: Inner::Static(Local::ready(snapshot)),
             reported: Mutex::default(),
         }
     }
@@ -80,7 +105,16 @@ impl Store {
     /// The current snapshot, refreshing it first when it has expired.
     pub async fn snapshot(&self) -> Result<Arc<Snapshot>, Error> {
         match &self.inner {
-            Inner::Static(snapshot) => Ok(snapshot.clone()),
+            // The build has no await point, so a caller dropping this future cannot leave
+            // the source taken and the cell empty.
+            Inner::Static(local) => Ok(local
+                .built
+                .get_or_init(async || {
+                    let loaded = lock(&local.read).take().unwrap_or_else(load::embedded);
+                    build(&self.reported, loaded, Origin::Local)
+                })
+                .await
+                .clone()),
             Inner::Http(http) => match &http.cache {
                 Some(cache) => cache
                     .try_get_with((), self.refresh(http))
@@ -88,6 +122,14 @@ impl Store {
                     .map_err(|e| (*e).clone()),
                 None => self.refresh(http).await,
             },
+        }
+    }
+
+    /// Builds a local source's snapshot now; nothing for an HTTP catalogue, which is
+    /// fetched on first use.
+    pub async fn prepare(&self) {
+        if let Inner::Static(_) = &self.inner {
+            let _ = self.snapshot().await;
         }
     }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use moka::future::Cache;
 use serde_json::Value;
 
-use super::js::{self, JsLimits};
+use super::js::{Js, JsLimits};
 use crate::api::{ApiClient, SourceAnswer};
 use crate::catalogue::{Origin, Runtime, Tool};
 use crate::config::Execution;
@@ -48,7 +48,7 @@ pub struct Outcome {
 #[derive(Debug)]
 pub struct Executor {
     mode: Execution,
-    js: JsLimits,
+    js: Js,
     /// Sources fetched from an API, kept as long as the catalogue is; `None` at TTL 0.
     sources: Option<Cache<String, Arc<SourceAnswer>>>,
 }
@@ -60,6 +60,7 @@ impl Executor {
             heap_bytes: limits.js_heap_bytes,
             wall_clock: limits.js_wall_clock,
             output_chars: limits.output_chars,
+            fetch_timeout: limits.fetch_timeout,
         };
         let sources = (!limits.cache_ttl.is_zero()).then(|| {
             Cache::builder()
@@ -67,12 +68,16 @@ impl Executor {
                 .time_to_live(limits.cache_ttl)
                 .build()
         });
-        Executor { mode, js, sources }
+        Executor {
+            mode,
+            js: Js::new(js),
+            sources,
+        }
     }
 
-    /// The bounds of one local JavaScript run.
-    pub fn js_limits(&self) -> JsLimits {
-        self.js
+    /// The local JavaScript backend (also used by the runtime tools).
+    pub fn js(&self) -> &Js {
+        &self.js
     }
 
     /// Runs `tool` with `params` (already validated) where the rule says.
@@ -144,8 +149,8 @@ impl Executor {
         start: Instant,
     ) -> Result<Outcome, Error> {
         let out = match runtime {
-            Runtime::Javascript => js::run_tool(code, format!("{slug}.js"), params, self.js).await?,
-            Runtime::Typescript => js::run_typescript_tool(&code, format!("{slug}.ts"), params, self.js).await?,
+            Runtime::Javascript => self.js.run_tool(code, format!("{slug}.js"), params).await?,
+            Runtime::Typescript => self.js.run_typescript_tool(&code, format!("{slug}.ts"), params).await?,
             Runtime::Nyxilum => {
                 return Err(Error::RuntimeUnavailable {
                     runtime: runtime.as_str().to_owned(),

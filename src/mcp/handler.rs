@@ -42,6 +42,11 @@ impl Handler {
             watch: Arc::default(),
         }
     }
+
+    /// The gateway it serves.
+    pub fn gateway(&self) -> Arc<Gateway> {
+        self.gateway.clone()
+    }
 }
 
 impl ServerHandler for Handler {

@@ -45,7 +45,7 @@ pub(crate) fn tools(runtimes: Runtimes) -> Vec<McpTool> {
         },
         "required": ["success", "stdout", "stderr", "result", "error", "duration_ms", "truncated", "timed_out"]
     });
-    let description = "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers. Limits: 512 MB heap, 30 s, 262,144 characters per output stream.";
+    let description = "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers; fetch (http/https only, 15 s, 8 MiB bodies, no cookies) with Headers, Response, AbortController, TextEncoder and TextDecoder is available. Limits: 512 MB heap, 30 s, 262,144 characters per output stream.";
     let ts_description = "Runs a TypeScript snippet exactly like run_javascript after erasing its types. Line and column numbers of your code stay exact in errors and stack traces; enum, namespace and constructor parameter properties generate code and may shift later lines. Syntax errors are reported on the lines you wrote.";
     let tool = |name: &'static str, title: &str, description: &str| {
         let mut annotations = ToolAnnotations::default();

@@ -4,8 +4,11 @@ use rmcp::ServiceExt;
 
 use crate::mcp::Handler;
 
-/// Serves `handler` until the client closes stdin.
+/// Serves `handler` until the client closes stdin. The catalogue is built while the
+/// client's `initialize` is answered, not before.
 pub async fn serve(handler: Handler) -> Result<(), String> {
+    let gateway = handler.gateway();
+    tokio::spawn(async move { gateway.prepare().await });
     let service = handler
         .serve(rmcp::transport::io::stdio_pipes())
         .await

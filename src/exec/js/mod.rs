@@ -1,10 +1,18 @@
 //! The JavaScript backend: a fresh QuickJS runtime and context per call, with a heap cap
 //! enforced by the allocator, a deadline enforced by the interrupt handler and by an
-//! outer timeout (for promises that never settle), and console output captured.
+//! outer timeout (for promises that never settle), console output captured, and `fetch`
+//! bridged to the host within its own limits. Engines are built ahead of the call that
+//! uses them (`pool.rs`), never reused.
 
 mod alloc;
+mod bytecode;
 mod engine;
+mod fetch;
 pub mod output;
+mod pool;
+mod program;
+mod thrown;
 mod typescript;
 
-pub use engine::{JsLimits, JsOutput, SnippetOutput, run_snippet, run_tool, run_typescript_tool};
+pub use engine::JsLimits;
+pub use pool::{Js, JsOutput, SnippetOutput};

@@ -1,0 +1,51 @@
+//! In-process JavaScript paths: a trivial `run_javascript` snippet, the same in
+//! TypeScript, and a trivial catalogue tool — each in a fresh engine, as a call runs.
+//! `cargo bench --bench js`.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use toolgate::exec::js::{Js, JsLimits};
+use toolgate::limits::{FETCH_TIMEOUT, JS_HEAP_BYTES, JS_WALL_CLOCK, OUTPUT_CHARS};
+
+const LIMITS: JsLimits = JsLimits {
+    heap_bytes: JS_HEAP_BYTES,
+    wall_clock: JS_WALL_CLOCK,
+    output_chars: OUTPUT_CHARS,
+    fetch_timeout: FETCH_TIMEOUT,
+};
+
+fn paths(c: &mut Criterion) {
+    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let engine = Js::new(LIMITS);
+    let mut group = c.benchmark_group("js");
+    group.bench_function("run_javascript", |b| {
+        b.to_async(&runtime)
+            .iter(|| engine.run_snippet(black_box("console.log('hi'); return 1 + 1;"), false))
+    });
+    group.bench_function("run_typescript", |b| {
+        b.to_async(&runtime)
+            .iter(|| engine.run_snippet(black_box("const n: number = 1 + 1; console.log('hi'); return n;"), true))
+    });
+    let tool: Arc<str> = Arc::from("function run(params) { return { upper: params.text.toUpperCase() }; }");
+    group.bench_function("catalogue_tool", |b| {
+        b.to_async(&runtime).iter(|| {
+            engine.run_tool(
+                black_box(tool.clone()),
+                "index.js".to_owned(),
+                serde_json::json!({"text": "hello"}),
+            )
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, paths);
+criterion_main!(benches);

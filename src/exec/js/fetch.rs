@@ -1,0 +1,285 @@
+//! The host half of `fetch` and of `TextEncoder`/`TextDecoder`: the functions `web.js`
+//! receives. The engine has no network of its own; a request is made here with reqwest,
+//! and every limit of DESIGN §7 holds whatever the script does: http/https only, one
+//! deadline per request (a `TimeoutError`), request and response bodies capped in bytes
+//! (the response is read in chunks and dropped at the cap, never buffered whole first),
+//! no cookie jar.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use rquickjs::prelude::Async;
+use rquickjs::{ArrayBuffer, Ctx, Function, Object};
+use tokio::sync::Notify;
+
+/// The HTTP side shared by every engine of a process: one client (built on first use, so
+/// a process that never fetches never loads TLS roots) and the limits.
+#[derive(Debug)]
+pub(crate) struct Fetcher {
+    client: OnceLock<Result<reqwest::Client, String>>,
+    timeout: Duration,
+    body_limit: usize,
+}
+
+/// Why a request failed, as the script will see it: the error's name (`TypeError`,
+/// `TimeoutError`, `AbortError`) and message.
+struct Failure {
+    name: &'static str,
+    message: String,
+}
+
+impl Failure {
+    fn type_error(message: String) -> Failure {
+        Failure {
+            name: "TypeError",
+            message,
+        }
+    }
+}
+
+/// A complete answer, body read.
+struct Answer {
+    status: u16,
+    status_text: String,
+    url: String,
+    redirected: bool,
+    headers: Vec<Vec<String>>,
+    body: Vec<u8>,
+}
+
+impl Fetcher {
+    /// A fetcher with these limits.
+    pub(crate) fn new(timeout: Duration, body_limit: usize) -> Fetcher {
+        Fetcher {
+            client: OnceLock::new(),
+            timeout,
+            body_limit,
+        }
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, Failure> {
+        self.client
+            .get_or_init(|| {
+                reqwest::Client::builder()
+                    .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
+                    .build()
+                    .map_err(|e| format!("fetch is unavailable: {e}"))
+            })
+            .as_ref()
+            .map_err(|e| Failure::type_error(e.clone()))
+    }
+
+    /// One request, within the deadline, or the reason it failed. `cancel` ends it early
+    /// (the script's `AbortController`).
+    async fn fetch(
+        &self,
+        url: &str,
+        method: &str,
+        headers: &str,
+        body: Option<Vec<u8>>,
+        cancel: Arc<Notify>,
+    ) -> Result<Answer, Failure> {
+        let request = self.request(url, method, headers, body)?;
+        let exchange = async {
+            let mut response = request
+                .send()
+                .await
+                .map_err(|e| Failure::type_error(format!("fetch failed: {}", chain(&e))))?;
+            if let Some(length) = response.content_length()
+                && length > self.body_limit as u64
+            {
+                return Err(self.too_large(Some(length)));
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = response
+                .chunk()
+                .await
+                .map_err(|e| Failure::type_error(format!("fetch failed reading the body: {}", chain(&e))))?
+            {
+                if body.len() + chunk.len() > self.body_limit {
+                    return Err(self.too_large(None));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            let status = response.status();
+            let final_url = response.url().to_string();
+            Ok(Answer {
+                status: status.as_u16(),
+                status_text: status.canonical_reason().unwrap_or("").to_owned(),
+                redirected: final_url != url,
+                url: final_url,
+                headers: response
+                    .headers()
+                    .iter()
+                    .map(|(k, v)| {
+                        vec![
+                            k.as_str().to_owned(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        ]
+                    })
+                    .collect(),
+                body,
+            })
+        };
+        tokio::select! {
+            answer = tokio::time::timeout(self.timeout, exchange) => answer.unwrap_or_else(|_| Err(Failure {
+                name: "TimeoutError",
+                message: format!("fetch: no complete answer from {url} within {} s", self.timeout.as_secs_f64()),
+            })),
+            () = cancel.notified() => Err(Failure { name: "AbortError", message: "This operation was aborted".to_owned() }),
+        }
+    }
+
+    /// The request, or why it may not be made.
+    fn request(
+        &self,
+        url: &str,
+        method: &str,
+        headers: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<reqwest::RequestBuilder, Failure> {
+        let parsed =
+            reqwest::Url::parse(url).map_err(|e| Failure::type_error(format!("fetch: invalid URL \"{url}\": {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(Failure::type_error(format!(
+                "fetch: only http: and https: URLs are allowed, not {}:",
+                parsed.scheme()
+            )));
+        }
+        let method = reqwest::Method::from_bytes(method.as_bytes())
+            .map_err(|_| Failure::type_error(format!("fetch: \"{method}\" is not a valid HTTP method")))?;
+        let pairs: Vec<(String, String)> =
+            serde_json::from_str(headers).map_err(|e| Failure::type_error(format!("fetch: headers: {e}")))?;
+        let mut request = self.client()?.request(method, parsed);
+        for (name, value) in pairs {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| Failure::type_error(format!("fetch: invalid header name \"{name}\"")))?;
+            let value = reqwest::header::HeaderValue::from_str(&value)
+                .map_err(|_| Failure::type_error(format!("fetch: invalid value for header \"{name}\"")))?;
+            request = request.header(name, value);
+        }
+        if let Some(body) = body {
+            if body.len() > self.body_limit {
+                return Err(Failure::type_error(format!(
+                    "fetch: the request body is {} bytes, over the limit of {} bytes",
+                    body.len(),
+                    self.body_limit
+                )));
+            }
+            request = request.body(body);
+        }
+        Ok(request)
+    }
+
+    fn too_large(&self, length: Option<u64>) -> Failure {
+        let size = length.map_or_else(|| " is".to_owned(), |n| format!(" is {n} bytes,"));
+        Failure::type_error(format!(
+            "fetch: the response body{size} over the limit of {} bytes; none of it was kept",
+            self.body_limit
+        ))
+    }
+}
+
+/// An error and its causes on one line ("error sending request: connection refused").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// The host object handed to `web.js`: `fetch`, `abort`, `encode`, `decode` and
+/// `bodyLimit`. Requests in flight are registered by id so `abort(id)` can end one.
+pub(super) fn host<'js>(ctx: &Ctx<'js>, fetcher: Arc<Fetcher>) -> rquickjs::Result<Object<'js>> {
+    let in_flight: Arc<Mutex<HashMap<u32, Arc<Notify>>>> = Arc::default();
+    let host = Object::new(ctx.clone())?;
+    host.set("bodyLimit", fetcher.body_limit as f64)?;
+
+    let registry = in_flight.clone();
+    let fetch = Function::new(
+        ctx.clone(),
+        Async(
+            move |ctx: Ctx<'js>,
+                  url: String,
+                  method: String,
+                  headers: String,
+                  body: Option<ArrayBuffer<'js>>,
+                  id: u32| {
+                let fetcher = fetcher.clone();
+                let registry = registry.clone();
+                let cancel = Arc::new(Notify::new());
+                registry
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(id, cancel.clone());
+                let body = body.map(|b| copy(&b));
+                async move {
+                    let outcome = fetcher.fetch(&url, &method, &headers, body, cancel).await;
+                    registry.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+                    answer(&ctx, outcome)
+                }
+            },
+        ),
+    )?;
+    host.set("fetch", fetch)?;
+
+    let abort = Function::new(ctx.clone(), move |id: u32| {
+        if let Some(cancel) = in_flight.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) {
+            cancel.notify_one();
+        }
+    })?;
+    host.set("abort", abort)?;
+
+    let encode = Function::new(ctx.clone(), |ctx: Ctx<'js>, text: String| {
+        ArrayBuffer::new(ctx, text.into_bytes())
+    })?;
+    host.set("encode", encode)?;
+
+    let decode = Function::new(ctx.clone(), |bytes: ArrayBuffer<'js>, fatal: bool| {
+        let bytes = copy(&bytes);
+        if fatal {
+            String::from_utf8(bytes).ok()
+        } else {
+            Some(String::from_utf8_lossy(&bytes).into_owned())
+        }
+    })?;
+    host.set("decode", decode)?;
+    Ok(host)
+}
+
+/// The bytes of a buffer, copied out before any more JavaScript runs.
+fn copy(buffer: &ArrayBuffer<'_>) -> Vec<u8> {
+    // SAFETY: the slice lives only for this copy; no JavaScript runs while it exists, so
+    // the engine cannot write into, detach or reallocate the buffer under it.
+    unsafe { buffer.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default()
+}
+
+/// The object `web.js` turns into a `Response` or an error.
+fn answer<'js>(ctx: &Ctx<'js>, outcome: Result<Answer, Failure>) -> rquickjs::Result<Object<'js>> {
+    let object = Object::new(ctx.clone())?;
+    match outcome {
+        Ok(a) => {
+            object.set("status", a.status)?;
+            object.set("statusText", a.status_text)?;
+            object.set("url", a.url)?;
+            object.set("redirected", a.redirected)?;
+            object.set("headers", a.headers)?;
+            object.set("body", ArrayBuffer::new(ctx.clone(), a.body)?)?;
+        }
+        Err(f) => {
+            let error = Object::new(ctx.clone())?;
+            error.set("name", f.name)?;
+            error.set("message", f.message)?;
+            object.set("error", error)?;
+        }
+    }
+    Ok(object)
+}
