@@ -15,5 +15,6 @@ mod mcp_surface;
 mod prompts;
 mod resources;
 mod run_javascript;
+mod sandbox;
 mod search;
 mod stdout_purity;

@@ -12,6 +12,7 @@ use moka::future::Cache;
 use serde_json::Value;
 
 use super::js::{self, JsLimits};
+use super::nyxilum::Nyxilum;
 use crate::api::{ApiClient, SourceAnswer};
 use crate::catalogue::{Origin, Runtime, Tool};
 use crate::config::Execution;
@@ -25,6 +26,8 @@ pub enum Where {
     Api,
     /// The local QuickJS engine ran it.
     Js,
+    /// A local NyxilumNode process ran it.
+    Nyxilum,
 }
 
 /// What a successful run produced.
@@ -49,13 +52,14 @@ pub struct Outcome {
 pub struct Executor {
     mode: Execution,
     js: JsLimits,
+    nyxilum: Nyxilum,
     /// Sources fetched from an API, kept as long as the catalogue is; `None` at TTL 0.
     sources: Option<Cache<String, Arc<SourceAnswer>>>,
 }
 
 impl Executor {
-    /// An executor for `mode` within `limits`.
-    pub fn new(mode: Execution, limits: &Limits) -> Executor {
+    /// An executor for `mode` within `limits`, running nyxilum code with `nyxilum`.
+    pub fn new(mode: Execution, limits: &Limits, nyxilum: Nyxilum) -> Executor {
         let js = JsLimits {
             heap_bytes: limits.js_heap_bytes,
             wall_clock: limits.js_wall_clock,
@@ -67,7 +71,17 @@ impl Executor {
                 .time_to_live(limits.cache_ttl)
                 .build()
         });
-        Executor { mode, js, sources }
+        Executor {
+            mode,
+            js,
+            nyxilum,
+            sources,
+        }
+    }
+
+    /// The NyxilumNode backend (its tools and REPL sessions).
+    pub fn nyxilum(&self) -> &Nyxilum {
+        &self.nyxilum
     }
 
     /// The bounds of one local JavaScript run.
@@ -106,7 +120,7 @@ impl Executor {
                 }),
             },
             (Origin::Remote, Some(api), Execution::Auto) => match self.source(api, slug).await {
-                Ok(Some(src)) if is_local_runtime(src.runtime) => {
+                Ok(Some(src)) if self.is_local_runtime(src.runtime) => {
                     self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, start)
                         .await
                 }
@@ -147,12 +161,14 @@ impl Executor {
             Runtime::Javascript => js::run_tool(code, format!("{slug}.js"), params, self.js).await?,
             Runtime::Typescript => js::run_typescript_tool(&code, format!("{slug}.ts"), params, self.js).await?,
             Runtime::Nyxilum => {
-                return Err(Error::RuntimeUnavailable {
-                    runtime: runtime.as_str().to_owned(),
-                    tried: vec![format!(
-                        "this build of toolgate has no {} backend yet",
-                        runtime.as_str()
-                    )],
+                let (result, out) = self.nyxilum.tool(slug, &code, &params).await?;
+                return Ok(Outcome {
+                    result,
+                    duration: start.elapsed(),
+                    truncated: out.is_truncated(),
+                    stdout: String::new(),
+                    stderr: out.stderr.text,
+                    ran: Where::Nyxilum,
                 });
             }
         };
@@ -168,9 +184,15 @@ impl Executor {
     }
 }
 
-/// Returns true if and only if this build can run `runtime` here.
-fn is_local_runtime(runtime: Runtime) -> bool {
-    matches!(runtime, Runtime::Javascript | Runtime::Typescript)
+impl Executor {
+    /// Returns true if and only if `runtime` can run here: always for JavaScript and
+    /// TypeScript, for nyxilum when NyxilumNode is found.
+    fn is_local_runtime(&self, runtime: Runtime) -> bool {
+        match runtime {
+            Runtime::Javascript | Runtime::Typescript => true,
+            Runtime::Nyxilum => self.nyxilum.locator().locate().is_ok(),
+        }
+    }
 }
 
 async fn remote(api: &ApiClient, slug: &str, params: &Value, start: Instant) -> Result<Outcome, Error> {
