@@ -137,7 +137,7 @@ pub enum Error {
         id: String,
     },
     /// A REPL session id that does not exist.
-    #[error("No session \"{id}\".")]
+    #[error("No live session \"{id}\": it was stopped, killed or never existed. Start one with nyxilum_repl_start.")]
     SessionNotFound {
         /// The id asked for.
         id: String,

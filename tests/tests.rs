@@ -12,6 +12,8 @@ mod history;
 mod interop;
 mod js_limits;
 mod mcp_surface;
+mod nyxilum;
+mod nyxilum_repl;
 mod prompts;
 mod resources;
 mod run_javascript;
