@@ -207,14 +207,42 @@ async fn run(cli: Cli) -> Result<(), String> {
             if let Some(warning) = config.execution_warning() {
                 tracing::warn!("{warning}");
             }
-            tracing::debug!("sandbox: {}", toolgate::sandbox::Sandbox::get().layers());
+            let layers = toolgate::sandbox::Sandbox::get().layers();
+            tracing::debug!("sandbox: {layers}");
+            let refused = [&layers.rlimits, &layers.namespaces, &layers.landlock];
+            if config.runtimes.nyxilum && refused.iter().any(|l| !l.is_active()) {
+                tracing::warn!(
+                    "some sandbox layers are unavailable on this kernel; NyxilumNode runs without them: {layers}"
+                );
+            }
             let gateway = gateway(&config)?;
             let handler = Handler::new(gateway.clone(), config.name.clone(), config.advertise, config.runtimes);
-            let served = toolgate::transport::stdio::serve(handler).await;
+            // SIGTERM and SIGINT end the session like a closed stdin, so the cleanup
+            // below runs instead of the process dying with children left behind.
+            let served = tokio::select! {
+                served = toolgate::transport::stdio::serve(handler) => served,
+                signal = terminated() => {
+                    tracing::debug!("{signal}: shutting down");
+                    Ok(())
+                }
+            };
             // REPL sessions end with the server: their processes and folders go now.
             gateway.nyxilum().sessions().close_all().await;
             served
         }
+    }
+}
+
+/// Resolves when the process receives SIGTERM or SIGINT, naming it. Without a handler
+/// (it could not be installed) it never resolves.
+async fn terminated() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        },
+        _ => std::future::pending().await,
     }
 }
 

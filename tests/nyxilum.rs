@@ -286,3 +286,58 @@ async fn no_run_folder_is_left_behind() {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn dev_tools_run_fixed_commands_on_the_checkout_unsandboxed() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("tests")).unwrap();
+    std::fs::write(
+        root.path().join("tests/run_all.sh"),
+        "echo \"tests in $(pwd)\"\necho \"home=$HOME\"\nexit 3\n",
+    )
+    .unwrap();
+    // A stand-in dotnet on PATH that prints the arguments it was given.
+    let bin = tempfile::tempdir().unwrap();
+    let dotnet = bin.path().join("dotnet");
+    std::fs::write(&dotnet, "#!/bin/sh\necho \"dotnet $*\"\n").unwrap();
+    std::fs::set_permissions(&dotnet, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let root_text = root.path().display().to_string();
+    let gate = Gate::start(&[
+        ("TOOLGATE_RUNTIMES", "nyxilum"),
+        ("NX_ECOSYSTEM_ROOT", &root_text),
+        ("PATH", &path),
+    ])
+    .await;
+    let r = gate
+        .call("nyxilum_dev_build", json!({"configuration": "Release"}))
+        .await;
+    let s = structured(&r);
+    assert_eq!(r.is_error, Some(false), "{s}");
+    assert_eq!(s["stdout"], "dotnet build src/NyxilumLang -c Release\n");
+    let r = gate.call("nyxilum_dev_test", json!({})).await;
+    let s = structured(&r);
+    assert_eq!(r.is_error, Some(true), "exit 3 is a failed test run: {s}");
+    let real_root = root.path().canonicalize().unwrap();
+    let stdout = s["stdout"].as_str().unwrap();
+    assert!(
+        stdout.starts_with(&format!("tests in {}\n", real_root.display())),
+        "{s}"
+    );
+    assert!(!stdout.contains("toolgate-run-"), "not in a sandbox folder: {s}");
+    assert!(
+        s["error"]
+            .as_str()
+            .unwrap()
+            .contains("tests/run_all.sh exited with code 3"),
+        "{s}"
+    );
+    let r = gate
+        .call("nyxilum_dev_build", json!({"configuration": "Release; rm -rf /"}))
+        .await;
+    expect_error(&r, "INVALID_PARAMS");
+    let r = gate.call("nyxilum_dev_test", json!({"args": ["x"]})).await;
+    expect_error(&r, "INVALID_PARAMS");
+    gate.stop().await;
+}

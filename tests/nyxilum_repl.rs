@@ -135,3 +135,17 @@ async fn session_folders_are_removed_at_stop_and_at_exit() {
         "the server's exit removed the last session's folder"
     );
 }
+
+#[tokio::test]
+async fn sigterm_ends_every_session_and_removes_its_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp_text = tmp.path().display().to_string();
+    let gate = gate(&[("TMPDIR", &tmp_text)]).await;
+    start(&gate).await;
+    assert_eq!(folders(tmp.path()), 1);
+    let pid = gate.pid.expect("server pid") as i32;
+    // SAFETY: signalling the server child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    gate.stop().await;
+    assert_eq!(folders(tmp.path()), 0, "SIGTERM cleaned up like a closed stdin");
+}

@@ -271,3 +271,11 @@ async fn the_version_output_reports_every_sandbox_layer() {
         "{text}\nexpected {layers}"
     );
 }
+
+#[tokio::test]
+async fn the_startup_debug_output_reports_every_sandbox_layer() {
+    let gate = crate::util::Gate::start(&[("TOOLGATE_DEBUG", "1")]).await;
+    let stderr = gate.stop().await;
+    let layers = Sandbox::get().layers().to_string();
+    assert!(stderr.contains(&format!("sandbox: {layers}")), "{stderr}");
+}

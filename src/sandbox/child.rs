@@ -58,12 +58,11 @@ impl Prepared {
     }
 
     /// Applies every prepared layer to the calling process. Runs in the child after
-    /// `fork`: system calls only. Order matters: limits first, then the namespaces (whose
-    /// maps are written through `/proc`, which landlock would forbid), landlock last.
+    /// `fork`: system calls only. Order matters: the namespaces first (their maps are
+    /// written through `/proc`, which landlock would forbid, and `RLIMIT_NPROC` set after
+    /// `unshare` counts only the child's own tasks, not every task of its user), then the
+    /// limits, landlock last.
     pub(super) fn apply(&self) -> io::Result<()> {
-        for &(resource, soft, hard) in &self.limits {
-            rlimit::setrlimit(resource, soft, hard)?;
-        }
         if let Some(maps) = &self.maps {
             // SAFETY: plain system calls on valid constants and buffers.
             if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) } != 0 {
@@ -72,6 +71,9 @@ impl Prepared {
             write_all(c"/proc/self/setgroups", b"deny")?;
             write_all(c"/proc/self/uid_map", &maps.uid)?;
             write_all(c"/proc/self/gid_map", &maps.gid)?;
+        }
+        for &(resource, soft, hard) in &self.limits {
+            rlimit::setrlimit(resource, soft, hard)?;
         }
         if let Some(fd) = &self.landlock {
             // SAFETY: plain system calls; the fd is a landlock ruleset we own.

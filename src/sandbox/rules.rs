@@ -1,19 +1,23 @@
 //! The landlock ruleset of one child, built in the parent: read and execute beneath the
 //! system folders and the runtime's own paths, everything beneath the child's folder,
 //! and writing to `/dev/null`. Anything else — `/tmp`, home folders, the server's own
-//! files — the child can neither write nor read.
+//! files — the child can neither write nor read. Where the kernel's landlock is new
+//! enough it also forbids every TCP bind and connect (a second wall behind the network
+//! namespace) and scopes signals and abstract unix sockets to the child's own domain, so
+//! it cannot signal the server. Older kernels get what they support (best effort).
 
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope,
 };
 
 use super::{Policy, SYSTEM_READ_PATHS};
 
 /// The newest landlock ABI this code knows; older kernels get what they support.
-const ABI_USED: ABI = ABI::V5;
+const ABI_USED: ABI = ABI::V6;
 
 /// Builds the ruleset for `policy` and returns its file descriptor.
 pub(super) fn ruleset(policy: &Policy) -> Result<OwnedFd, String> {
@@ -21,6 +25,10 @@ pub(super) fn ruleset(policy: &Policy) -> Result<OwnedFd, String> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(ABI_USED))
+        .map_err(|e| e.to_string())?
+        .handle_access(AccessNet::from_all(ABI_USED))
+        .map_err(|e| e.to_string())?
+        .scope(Scope::from_all(ABI_USED))
         .map_err(|e| e.to_string())?
         .create()
         .map_err(|e| e.to_string())?;

@@ -1,6 +1,7 @@
 //! `nyxilum_docs`: the language guide (`GUIDE.md` at the root of the NyxilumLang
-//! checkout) whole, or one of its `### ` sections found by a case-insensitive part of its
-//! heading. Read from disk on each call; nothing is cached or written.
+//! checkout, or in a folder above the NyxilumNode binary) whole, or one of its `### `
+//! sections found by a case-insensitive part of its heading. Read from disk on each call;
+//! nothing is cached or written.
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +11,10 @@ use super::RUNTIME;
 
 /// The guide's file name in the checkout.
 const GUIDE: &str = "GUIDE.md";
+
+/// Folders above the binary searched for the guide (`src/Nx/bin/Release/net10.0/Nx` is
+/// five levels below the checkout's root; one more for a `publish/` folder).
+const GUIDE_DEPTH: usize = 6;
 
 /// The guide as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,18 +35,31 @@ pub struct Section {
 }
 
 impl Guide {
-    /// Reads `GUIDE.md` under `root`, or says where it looked.
-    pub fn read(root: &Path) -> Result<Guide, Error> {
-        let path = root.join(GUIDE);
-        std::fs::read_to_string(&path)
-            .map(|text| Guide {
-                path: path.clone(),
-                text,
-            })
-            .map_err(|e| Error::RuntimeUnavailable {
-                runtime: RUNTIME.to_owned(),
-                tried: vec![format!("{} ({e})", path.display())],
-            })
+    /// Reads the first `GUIDE.md` found in `folders`, or says everywhere it looked.
+    pub fn read(folders: &[PathBuf]) -> Result<Guide, Error> {
+        let mut tried = Vec::new();
+        for folder in folders {
+            let path = folder.join(GUIDE);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => return Ok(Guide { path, text }),
+                Err(e) => tried.push(format!("{} ({e})", path.display())),
+            }
+        }
+        Err(Error::RuntimeUnavailable {
+            runtime: RUNTIME.to_owned(),
+            tried,
+        })
+    }
+
+    /// Where the guide may be: the checkout's root, then the folders above `binary` (a
+    /// build output lies five levels below the checkout's root).
+    pub fn folders(root: &Path, binary: Option<&Path>) -> Vec<PathBuf> {
+        let mut folders = vec![root.to_owned()];
+        if let Some(binary) = binary {
+            folders.extend(binary.ancestors().skip(1).take(GUIDE_DEPTH).map(Path::to_owned));
+        }
+        folders.dedup();
+        folders
     }
 
     /// Its `### ` sections, in order (topics are level-3 headings in this guide).
@@ -85,5 +103,17 @@ mod tests {
         assert_eq!(names, ["Variables", "Maps/Dictionaries"]);
         assert_eq!(guide.section("maps").unwrap().body, "### Maps/Dictionaries\nnewMap()\n");
         assert!(guide.section("structs").is_none());
+    }
+
+    #[test]
+    fn the_guide_is_looked_for_at_the_root_then_above_the_binary() {
+        let folders = Guide::folders(Path::new("/r"), Some(Path::new("/c/src/Nx/bin/Release/net10.0/Nx")));
+        assert_eq!(folders[0], Path::new("/r"));
+        assert!(folders.contains(&PathBuf::from("/c")), "{folders:?}");
+        let e = Guide::read(&folders).unwrap_err();
+        assert!(
+            e.to_string().contains("/r/GUIDE.md") && e.to_string().contains("/c/GUIDE.md"),
+            "{e}"
+        );
     }
 }

@@ -192,9 +192,11 @@ impl Nyxilum {
         Ok((result, out))
     }
 
-    /// The language guide (`GUIDE.md` of the checkout), for `nyxilum_docs`.
+    /// The language guide (`GUIDE.md` of the checkout, or above the binary found), for
+    /// `nyxilum_docs`.
     pub fn guide(&self) -> Result<Guide, Error> {
-        Guide::read(&self.locator.ecosystem_root)
+        let binary = self.locator.locate().ok().map(|nx| nx.path);
+        Guide::read(&Guide::folders(&self.locator.ecosystem_root, binary.as_deref()))
     }
 
     /// Builds or tests the checkout, unsandboxed (the operator's own toolchain and
@@ -263,6 +265,8 @@ fn sandboxed_env() -> Env {
             ("NX_SANDBOX".into(), "1".into()),
             ("DOTNET_CLI_TELEMETRY_OPTOUT".into(), "1".into()),
             ("DOTNET_NOLOGO".into(), "1".into()),
+            // No diagnostics IPC socket or shared memory: nothing to write outside.
+            ("DOTNET_EnableDiagnostics".into(), "0".into()),
             (
                 "DOTNET_GCHeapHardLimit".into(),
                 format!("{:#x}", limits::DOTNET_GC_HEAP_HARD_LIMIT_BYTES),

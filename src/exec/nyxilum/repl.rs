@@ -45,9 +45,20 @@ pub struct Sessions {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Inner {
     state: Mutex<State>,
+    /// How long a session may sit unused. By default, [`limits::REPL_IDLE`].
+    idle: Duration,
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Inner {
+            state: Mutex::default(),
+            idle: limits::REPL_IDLE,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -343,24 +354,97 @@ fn random_hex(bytes: usize) -> String {
     buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Closes sessions idle for [`limits::REPL_IDLE`] until the sessions are dropped.
+/// Closes idle sessions every [`limits::REPL_REAP_EVERY`] until the sessions are dropped.
 async fn reap(inner: Weak<Inner>) {
-    let mut tick = tokio::time::interval(limits::REPL_REAP_EVERY);
+    let every = limits::REPL_REAP_EVERY;
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     loop {
         tick.tick().await;
         let Some(inner) = inner.upgrade() else { return };
-        let idle: Vec<(String, Arc<Session>)> = lock(&inner.state)
-            .live
-            .iter()
-            .filter(|(_, s)| lock(&s.last_used).elapsed() >= limits::REPL_IDLE)
-            .map(|(id, s)| (id.clone(), s.clone()))
-            .collect();
-        for (id, session) in idle {
-            // A session in the middle of an evaluation is not idle.
-            let Ok(mut io) = session.io.try_lock() else { continue };
-            tracing::debug!("closing REPL session {id}: idle for {:?}", limits::REPL_IDLE);
-            io.take();
-            lock(&inner.state).live.remove(&id);
+        reap_idle(&inner);
+    }
+}
+
+/// Closes every session unused for the idle limit; returns how many it closed.
+fn reap_idle(inner: &Inner) -> usize {
+    let idle: Vec<(String, Arc<Session>)> = lock(&inner.state)
+        .live
+        .iter()
+        .filter(|(_, s)| lock(&s.last_used).elapsed() >= inner.idle)
+        .map(|(id, s)| (id.clone(), s.clone()))
+        .collect();
+    let mut closed = 0;
+    for (id, session) in idle {
+        // A session in the middle of an evaluation is not idle.
+        let Ok(mut io) = session.io.try_lock() else { continue };
+        tracing::debug!("closing REPL session {id}: idle for {:?}", inner.idle);
+        io.take();
+        lock(&inner.state).live.remove(&id);
+        closed += 1;
+    }
+    closed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::nyxilum::Locator;
+
+    fn standin() -> Invocation {
+        let locator = Locator {
+            node_path: Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/standin/nx")),
+            ecosystem_root: std::path::PathBuf::from("/nonexistent"),
+        };
+        locator.locate().expect("the stand-in nx")
+    }
+
+    #[tokio::test]
+    async fn an_idle_session_is_closed_and_a_busy_one_is_not() {
+        let sessions = Sessions {
+            inner: Arc::new(Inner {
+                idle: Duration::ZERO,
+                ..Inner::default()
+            }),
+        };
+        let nx = standin();
+        let idle = sessions.start(&nx).await.unwrap();
+        let busy = sessions.start(&nx).await.unwrap();
+        let held = lock(&sessions.inner.state).live.get(&busy).cloned().unwrap();
+        let guard = held.io.lock().await;
+        assert_eq!(reap_idle(&sessions.inner), 1);
+        drop(guard);
+        assert!(matches!(
+            sessions.eval(&idle, "print(1)", Duration::from_secs(5)).await,
+            Err(Error::SessionNotFound { .. })
+        ));
+        assert_eq!(sessions.len(), 1);
+        sessions.close_all().await;
+        assert!(sessions.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_large_output_is_cut_and_the_session_goes_on() {
+        let sessions = Sessions::default();
+        let id = sessions.start(&standin()).await.unwrap();
+        let flood = "for i in 0..5000 { print(\"line ${i} of a flood\") }";
+        match sessions.eval(&id, flood, Duration::from_secs(20)).await.unwrap() {
+            Evaluated::Output { output, truncated } => {
+                assert!(truncated);
+                assert!(output.len() <= limits::NYX_OUTPUT_BYTES && output.starts_with("line 0 of a flood\n"));
+            }
+            other => panic!("{other:?}"),
         }
+        let after = sessions
+            .eval(&id, "print(\"still here\")", Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(
+            after,
+            Evaluated::Output {
+                output: "still here\n".into(),
+                truncated: false
+            }
+        );
+        sessions.close_all().await;
     }
 }
