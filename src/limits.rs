@@ -63,6 +63,11 @@ pub const CLOSE_MATCHES: usize = 3;
 /// Most schema violations reported for one call; the rest are counted, not listed.
 pub const VIOLATIONS_SHOWN: usize = 10;
 
+/// How long after a child's deadline the output pipes of its run are still read, for what
+/// the killed process group had already written (and so that a grandchild that escaped
+/// the group cannot hold the run open).
+pub const PROCESS_DRAIN_GRACE: Duration = Duration::from_millis(500);
+
 /// Default deadline of one NyxilumNode run (`nyxilum_run` and friends, catalogue tools
 /// whose runtime is `nyxilum`): 10 s, as the nyxilum-mcp seed.
 pub const NYX_TIMEOUT: Duration = Duration::from_millis(10_000);

@@ -341,3 +341,35 @@ async fn dev_tools_run_fixed_commands_on_the_checkout_unsandboxed() {
     expect_error(&r, "INVALID_PARAMS");
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn a_client_leaving_mid_run_leaves_no_process_or_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp_text = tmp.path().display().to_string();
+    let gate = gate(&[("TMPDIR", &tmp_text)]).await;
+    let peer = gate.client.peer().clone();
+    let call = tokio::spawn(async move {
+        let args = json!({"code": "while true { }", "timeout_ms": 60000});
+        let Value::Object(args) = args else { unreachable!() };
+        peer.call_tool(rmcp::model::CallToolRequestParams::new("nyxilum_run").with_arguments(args))
+            .await
+    });
+    // Wait (bounded) for the run's folder to appear: the child is running.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_dir(tmp.path()).unwrap().count() == 0 {
+        assert!(Instant::now() < deadline, "the run never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let started = Instant::now();
+    gate.stop().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "exit waited for the 60 s run"
+    );
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "the run's folder outlived the server"
+    );
+    call.abort();
+}

@@ -22,13 +22,10 @@ use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
 use crate::error::Error;
+use crate::limits;
 use crate::sandbox::{Applied, Policy, Rlimits, Sandbox};
 pub use env::Env;
 pub use output::Captured;
-
-/// How long after the deadline (or the program's end) the output pipes are still read,
-/// for what the killed group had already written.
-const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// One argument of the program.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,7 +214,7 @@ pub async fn run(spec: &Spec) -> Result<Finished, Error> {
     let cap = spec.output_bytes;
     // Readers stop at the deadline plus a grace even if an escaped grandchild keeps a
     // pipe open, so a run can never outlive its deadline by more than the grace.
-    let read_until = start + spec.timeout + DRAIN_GRACE;
+    let read_until = start + spec.timeout + limits::PROCESS_DRAIN_GRACE;
     let read_out = async move {
         match stdout {
             Some(s) => output::read_capped(s, cap, read_until).await,
@@ -230,16 +227,24 @@ pub async fn run(spec: &Spec) -> Result<Finished, Error> {
             None => Captured::default(),
         }
     };
-    let group = launched.group;
     let wait = async {
         let waited = tokio::time::timeout(spec.timeout, launched.child.wait()).await;
-        // Kill the whole group either way: at the deadline, and after the program ended
-        // so nothing it started in the background outlives the run or holds a pipe.
-        kill_group(group);
-        match waited {
-            Ok(status) => (status, false, start.elapsed()),
-            Err(_) => (launched.child.wait().await, true, start.elapsed()),
-        }
+        // Kill the whole group either way: at the deadline (before reaping the program,
+        // so the group id cannot have been reused), and after the program ended so
+        // nothing it started in the background outlives the run or holds a pipe.
+        let ended = match waited {
+            Ok(status) => {
+                kill_group(launched.group);
+                (status, false, start.elapsed())
+            }
+            Err(_) => {
+                kill_group(launched.group);
+                (launched.child.wait().await, true, start.elapsed())
+            }
+        };
+        // Reaped: the group id may now be reused, so dropping must not signal it again.
+        launched.group = 0;
+        ended
     };
     let ((status, timed_out, duration), stdout, stderr) = tokio::join!(wait, read_out, read_err);
     let status = status.map_err(|e| Error::Internal(format!("waiting for {}: {e}", spec.runtime)))?;
