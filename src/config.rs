@@ -269,7 +269,7 @@ impl Config {
             return None;
         }
         Some(
-            "local execution is ON: tool code from the catalogue API runs on this machine. It runs in an isolated QuickJS engine with a heap cap and a deadline, but it is code that arrived over the network; enable this only for a catalogue you trust.",
+            "local execution is ON: tool code from the catalogue API runs on this machine. It runs in an isolated QuickJS engine with a heap cap and a deadline (NyxilumLang in a sandboxed NyxilumNode process), but it is code that arrived over the network; enable this only for a catalogue you trust.",
         )
     }
 }

@@ -373,3 +373,53 @@ async fn a_client_leaving_mid_run_leaves_no_process_or_folder() {
     );
     call.abort();
 }
+
+#[tokio::test]
+async fn nyxilum_catalogue_tools_from_an_api_follow_the_execution_mode() {
+    // The served catalogue has no NyxilumNode, so only a local run can succeed.
+    let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogue");
+    let api = crate::util::CatalogueServer::start(&catalogue).await;
+    let nx = standin().display().to_string();
+    let args = json!({"n": 3});
+    for (mode, with_nx, expect_local) in [("auto", true, true), ("local", true, true), ("auto", false, false)] {
+        let mut env = vec![("TOOLGATE_API_URL", api.host.as_str()), ("TOOLGATE_EXECUTION", mode)];
+        if with_nx {
+            env.push(("NX_NODE_PATH", nx.as_str()));
+        } else {
+            env.push(("NX_ECOSYSTEM_ROOT", "/nonexistent"));
+        }
+        let gate = Gate::start(&env).await;
+        let r = gate.call("nyxilum-fizzbuzz", args.clone()).await;
+        let s = structured(&r);
+        if expect_local {
+            assert_eq!(r.is_error, Some(false), "{mode}: {s}");
+            assert_eq!(s["result"]["lines"], json!(["1", "2", "Fizz"]), "{mode}: {s}");
+        } else {
+            assert_eq!(
+                r.is_error,
+                Some(true),
+                "{mode} without NyxilumNode goes to the API: {s}"
+            );
+            let error = s["error"].as_str().unwrap();
+            assert!(error.contains("nyxilum runtime is not available"), "{s}");
+            assert!(
+                !error.contains("/nonexistent/"),
+                "the API's answer, not a local try: {s}"
+            );
+        }
+        gate.stop().await;
+    }
+    let gate = Gate::start(&[
+        ("TOOLGATE_API_URL", api.host.as_str()),
+        ("TOOLGATE_EXECUTION", "local"),
+        ("NX_ECOSYSTEM_ROOT", "/nonexistent"),
+    ])
+    .await;
+    let r = gate.call("nyxilum-fizzbuzz", args).await;
+    let s = expect_error(&r, "RUNTIME_UNAVAILABLE");
+    assert!(
+        s["error"].as_str().unwrap().contains("/nonexistent/src/"),
+        "tried here: {s}"
+    );
+    gate.stop().await;
+}
