@@ -234,8 +234,8 @@ async fn a_missing_binary_lists_every_path_tried_and_the_server_still_serves() {
     let s = expect_error(&r, "RUNTIME_UNAVAILABLE");
     let error = s["error"].as_str().unwrap();
     for path in [
-        "src/Nx/bin/Release/net10.0/Nx",
-        "src/Nx/bin/Debug/net10.0/Nx.dll",
+        "src/NyxilumLang/bin/Release/net10.0/Nx",
+        "src/NyxilumLang/bin/Debug/net10.0/Nx.dll",
         "src/NyxilumLang/bin/Release/net10.0/NyxilumLang",
     ] {
         assert!(error.contains(&format!("{root_text}/{path}")), "{path} in {error}");

@@ -12,7 +12,7 @@ use super::RUNTIME;
 /// The guide's file name in the checkout.
 const GUIDE: &str = "GUIDE.md";
 
-/// Folders above the binary searched for the guide (`src/Nx/bin/Release/net10.0/Nx` is
+/// Folders above the binary searched for the guide (`src/NyxilumLang/bin/Release/net10.0/Nx` is
 /// five levels below the checkout's root; one more for a `publish/` folder).
 const GUIDE_DEPTH: usize = 6;
 
@@ -107,7 +107,10 @@ mod tests {
 
     #[test]
     fn the_guide_is_looked_for_at_the_root_then_above_the_binary() {
-        let folders = Guide::folders(Path::new("/r"), Some(Path::new("/c/src/Nx/bin/Release/net10.0/Nx")));
+        let folders = Guide::folders(
+            Path::new("/r"),
+            Some(Path::new("/c/src/NyxilumLang/bin/Release/net10.0/Nx")),
+        );
         assert_eq!(folders[0], Path::new("/r"));
         assert!(folders.contains(&PathBuf::from("/c")), "{folders:?}");
         let e = Guide::read(&folders).unwrap_err();

@@ -13,16 +13,16 @@ use crate::error::Error;
 /// The runtime's name in errors and manifests.
 pub const RUNTIME: &str = "nyxilum";
 
-/// Names NyxilumNode is built under (the project's `Nx` binary; older builds are named
-/// after the project).
-const NAMES: &[&str] = &["Nx", "nx", "NyxilumLang"];
+/// File names NyxilumNode is built under, in order: the `Nx` binary, the project-named
+/// one of older builds, and their framework-dependent `.dll`s.
+const NAMES: &[&str] = &["Nx", "NyxilumLang", "Nx.dll", "NyxilumLang.dll"];
 
-/// Build configurations searched under `src/<project>/bin/`.
+/// Build configurations searched under `src/NyxilumLang/bin/`.
 const CONFIGURATIONS: &[&str] = &["Release", "Debug"];
 
-/// Target frameworks searched, without the Windows-only one (its GUI natives open real
-/// windows, which arbitrary code must never do).
-const FRAMEWORKS: &[&str] = &["net10.0", "net9.0", "net8.0"];
+/// The target framework searched: .NET 10, without the Windows-only `net10.0-windows`
+/// (its GUI natives open real windows, which arbitrary code must never do).
+const FRAMEWORK: &str = "net10.0";
 
 /// Where NyxilumNode may be, as configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,27 +72,20 @@ impl Locator {
         }
     }
 
-    /// Every file NyxilumNode may be, in search order.
+    /// Every file NyxilumNode may be, in search order. A relative root is taken from the
+    /// working folder, and shown absolute so the message says where it looked.
     pub fn candidates(&self) -> Vec<PathBuf> {
+        let root = if self.ecosystem_root.is_relative() {
+            std::env::current_dir()
+                .map(|cwd| cwd.join(&self.ecosystem_root))
+                .unwrap_or_else(|_| self.ecosystem_root.clone())
+        } else {
+            self.ecosystem_root.clone()
+        };
         let mut out = Vec::new();
-        for project in ["Nx", "NyxilumLang"] {
-            for configuration in CONFIGURATIONS {
-                for framework in FRAMEWORKS {
-                    let folder = self
-                        .ecosystem_root
-                        .join("src")
-                        .join(project)
-                        .join("bin")
-                        .join(configuration)
-                        .join(framework);
-                    for name in NAMES {
-                        out.push(folder.join(name));
-                    }
-                    for name in NAMES {
-                        out.push(folder.join(format!("{name}.dll")));
-                    }
-                }
-            }
+        for configuration in CONFIGURATIONS {
+            let folder = root.join("src/NyxilumLang/bin").join(configuration).join(FRAMEWORK);
+            out.extend(NAMES.iter().map(|name| folder.join(name)));
         }
         out
     }
@@ -156,20 +149,22 @@ mod tests {
         assert_eq!(e.code(), "RUNTIME_UNAVAILABLE");
         let text = e.to_string();
         assert!(
-            text.contains("/nowhere/NyxilumLang/src/Nx/bin/Release/net10.0/Nx"),
+            text.contains("/nowhere/NyxilumLang/src/NyxilumLang/bin/Release/net10.0/Nx,"),
             "{text}"
         );
         assert!(
             text.contains("/nowhere/NyxilumLang/src/NyxilumLang/bin/Debug/net10.0/NyxilumLang.dll"),
             "{text}"
         );
+        assert!(text.contains("Set NX_NODE_PATH"), "{text}");
+        assert_eq!(locator.candidates().len(), 8);
     }
 
     #[test]
     fn the_newest_build_wins_and_a_dll_runs_through_dotnet() {
         let root = tempfile::tempdir().unwrap();
-        let release = root.path().join("src/Nx/bin/Release/net10.0");
-        let debug = root.path().join("src/Nx/bin/Debug/net10.0");
+        let release = root.path().join("src/NyxilumLang/bin/Release/net10.0");
+        let debug = root.path().join("src/NyxilumLang/bin/Debug/net10.0");
         std::fs::create_dir_all(&release).unwrap();
         std::fs::create_dir_all(&debug).unwrap();
         std::fs::write(release.join("Nx.dll"), "old").unwrap();
