@@ -423,3 +423,45 @@ async fn nyxilum_catalogue_tools_from_an_api_follow_the_execution_mode() {
     );
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn every_answer_honours_the_advertised_output_schema() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("GUIDE.md"), "### Variables\nvar x = 1\n").unwrap();
+    let root_text = root.path().display().to_string();
+    let gate = gate(&[("NX_ECOSYSTEM_ROOT", &root_text)]).await;
+    let tools = gate.client.list_all_tools().await.unwrap();
+    let validate = |name: &str, s: &Value| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        let schema = Value::Object((*tool.output_schema.clone().expect("outputSchema")).clone());
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = validator.iter_errors(s).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}\n{s}");
+    };
+    let mut calls = vec![
+        ("nyxilum_run", json!({"code": "print(1)"})),
+        ("nyxilum_run", json!({"code": "throw \"x\""})),
+        ("nyxilum_run", json!({"code": "while true { }", "timeout_ms": 200})),
+        ("nyxilum_check", json!({"code": "print("})),
+        ("nyxilum_lint", json!({"code": "print(1)"})),
+        ("nyxilum_format", json!({"code": "print(1)"})),
+        ("nyxilum_version", json!({})),
+        ("nyxilum_docs", json!({})),
+        ("nyxilum_docs", json!({"section": "var"})),
+    ];
+    for (name, args) in calls.drain(..) {
+        let r = gate.call(name, args).await;
+        validate(name, structured(&r));
+    }
+    let r = gate.call("nyxilum_repl_start", json!({})).await;
+    validate("nyxilum_repl_start", structured(&r));
+    let id = structured(&r)["sessionId"].as_str().unwrap().to_owned();
+    for code in ["print(1)", "while true { }"] {
+        let args = json!({"session_id": id, "code": code, "timeout_ms": 300});
+        let r = gate.call("nyxilum_repl_eval", args).await;
+        validate("nyxilum_repl_eval", structured(&r));
+    }
+    let r = gate.call("nyxilum_repl_stop", json!({"session_id": id})).await;
+    validate("nyxilum_repl_stop", structured(&r));
+    gate.stop().await;
+}
