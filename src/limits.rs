@@ -134,6 +134,11 @@ pub const SANDBOX_OPEN_FILES: u64 = 1_024;
 /// starts a few dozen threads; a fork bomb needs far more.
 pub const SANDBOX_PROCESSES: u64 = 512;
 
+/// Address range the .NET garbage collector may reserve for its regions, handed to a
+/// .NET runtime child as `DOTNET_GCRegionRange`: 4 GiB. By default the GC reserves far
+/// more (hundreds of GiB of address space), which the address-space limit would refuse.
+pub const DOTNET_GC_REGION_RANGE_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+
 /// Managed heap cap handed to a .NET runtime child as `DOTNET_GCHeapHardLimit`: 2 GiB,
 /// well inside [`SANDBOX_ADDRESS_SPACE_BYTES`], so the GC fails cleanly with an
 /// out-of-memory error before the address-space limit makes allocation fail anywhere.

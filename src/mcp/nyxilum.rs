@@ -66,6 +66,10 @@ async fn code(gateway: &Gateway, name: &str, args: &JsonObject) -> Result<CallTo
     let answer = process_answer(name, &out, timeout, json!({}));
     let structured = answer.structured_content.clone().unwrap_or(Value::Null);
     let ended = match structured["error"].as_str() {
+        _ if out.timed_out => Err(Error::Timeout {
+            what: format!("{name}'s NyxilumNode process"),
+            after: timeout,
+        }),
         Some(message) => Err(Error::Execution {
             message: message.to_owned(),
         }),

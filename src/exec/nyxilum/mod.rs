@@ -267,9 +267,14 @@ fn sandboxed_env() -> Env {
             ("DOTNET_NOLOGO".into(), "1".into()),
             // No diagnostics IPC socket or shared memory: nothing to write outside.
             ("DOTNET_EnableDiagnostics".into(), "0".into()),
+            // The GC must fit inside the address-space limit (see limits.rs).
             (
                 "DOTNET_GCHeapHardLimit".into(),
                 format!("{:#x}", limits::DOTNET_GC_HEAP_HARD_LIMIT_BYTES),
+            ),
+            (
+                "DOTNET_GCRegionRange".into(),
+                format!("{:#x}", limits::DOTNET_GC_REGION_RANGE_BYTES),
             ),
         ],
     }
