@@ -3,7 +3,8 @@
 //! The rule (DESIGN §2, the NexusBloom seed): code from the operator's own catalogue
 //! (embedded, folder, file) always runs locally; code from an HTTP catalogue runs where
 //! `TOOLGATE_EXECUTION` says — `remote` never fetches source, `local` requires it,
-//! `auto` runs locally when source exists and falls back to the API otherwise.
+//! `auto` runs locally when source exists (and, for nyxilum code, NyxilumNode is found
+//! here) and falls back to the API otherwise.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -82,6 +83,15 @@ impl Executor {
     /// The NyxilumNode backend (its tools and REPL sessions).
     pub fn nyxilum(&self) -> &Nyxilum {
         &self.nyxilum
+    }
+
+    /// Returns true if and only if `runtime` can run here: always for JavaScript and
+    /// TypeScript, for nyxilum when NyxilumNode is found.
+    fn is_local_runtime(&self, runtime: Runtime) -> bool {
+        match runtime {
+            Runtime::Javascript | Runtime::Typescript => true,
+            Runtime::Nyxilum => self.nyxilum.locator().locate().is_ok(),
+        }
     }
 
     /// The bounds of one local JavaScript run.
@@ -181,17 +191,6 @@ impl Executor {
             truncated,
             ran: Where::Js,
         })
-    }
-}
-
-impl Executor {
-    /// Returns true if and only if `runtime` can run here: always for JavaScript and
-    /// TypeScript, for nyxilum when NyxilumNode is found.
-    fn is_local_runtime(&self, runtime: Runtime) -> bool {
-        match runtime {
-            Runtime::Javascript | Runtime::Typescript => true,
-            Runtime::Nyxilum => self.nyxilum.locator().locate().is_ok(),
-        }
     }
 }
 
