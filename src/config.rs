@@ -124,8 +124,10 @@ impl Advertise {
 /// The runtime tools exposed (`TOOLGATE_RUNTIMES`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Runtimes {
-    /// `run_javascript`.
+    /// `run_javascript` and `run_typescript`.
     pub js: bool,
+    /// The `nyxilum_*` tools.
+    pub nyxilum: bool,
 }
 
 impl Runtimes {
@@ -140,9 +142,9 @@ impl Runtimes {
         {
             match name.to_ascii_lowercase().as_str() {
                 "js" | "javascript" => runtimes.js = true,
-                "nyxilum" => notes.push("TOOLGATE_RUNTIMES: the nyxilum tools are not in this version yet".to_owned()),
+                "nyxilum" | "nx" => runtimes.nyxilum = true,
                 other => notes.push(format!(
-                    "TOOLGATE_RUNTIMES: unknown runtime \"{other}\" ignored (known: js)"
+                    "TOOLGATE_RUNTIMES: unknown runtime \"{other}\" ignored (known: js, nyxilum)"
                 )),
             }
         }
@@ -165,6 +167,10 @@ pub struct Config {
     pub name: String,
     /// Runtime tools exposed.
     pub runtimes: Runtimes,
+    /// `NX_NODE_PATH`: the NyxilumNode binary or `.dll`, when given.
+    pub nx_node_path: Option<PathBuf>,
+    /// `NX_ECOSYSTEM_ROOT`: the NyxilumLang checkout searched when `nx_node_path` is unset.
+    pub nx_ecosystem_root: PathBuf,
     /// Bounds in force.
     pub limits: Limits,
     /// Notes about settings that were read leniently, for stderr at start.
@@ -198,6 +204,10 @@ pub struct Raw {
     pub js_heap_mb: u64,
     /// `TOOLGATE_FETCH_TIMEOUT_MS`.
     pub fetch_timeout_ms: u64,
+    /// `NX_NODE_PATH`.
+    pub nx_node_path: Option<PathBuf>,
+    /// `NX_ECOSYSTEM_ROOT`.
+    pub nx_ecosystem_root: PathBuf,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -255,6 +265,8 @@ impl Config {
             advertise,
             name: raw.name,
             runtimes,
+            nx_node_path: raw.nx_node_path.filter(|p| !p.as_os_str().is_empty()),
+            nx_ecosystem_root: raw.nx_ecosystem_root,
             limits,
             notes,
         })
@@ -267,7 +279,7 @@ impl Config {
             return None;
         }
         Some(
-            "local execution is ON: tool code from the catalogue API runs on this machine. It runs in an isolated QuickJS engine with a heap cap and a deadline, but it is code that arrived over the network; enable this only for a catalogue you trust.",
+            "local execution is ON: tool code from the catalogue API runs on this machine. It runs in an isolated QuickJS engine with a heap cap and a deadline (NyxilumLang in a sandboxed NyxilumNode process), but it is code that arrived over the network; enable this only for a catalogue you trust.",
         )
     }
 }
@@ -361,8 +373,23 @@ mod tests {
 
     #[test]
     fn runtimes_list_is_read_leniently() {
-        assert_eq!(Runtimes::parse("js").0, Runtimes { js: true });
-        assert_eq!(Runtimes::parse(" js, nyxilum ").1.len(), 1);
+        assert_eq!(
+            Runtimes::parse("js").0,
+            Runtimes {
+                js: true,
+                nyxilum: false
+            }
+        );
+        assert_eq!(
+            Runtimes::parse(" js, nyxilum "),
+            (
+                Runtimes {
+                    js: true,
+                    nyxilum: true
+                },
+                vec![]
+            )
+        );
         let (r, notes) = Runtimes::parse("python");
         assert!(!r.js && notes[0].contains("python"));
         assert_eq!(Runtimes::parse(""), (Runtimes::default(), vec![]));

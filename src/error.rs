@@ -123,7 +123,7 @@ pub enum Error {
         remote_possible: bool,
     },
     /// A runtime the tool needs is not installed here.
-    #[error("The {runtime} runtime is not available. Tried: {}.", tried.join(", "))]
+    #[error("The {runtime} runtime is not available. Tried: {}.{}", tried.join(", "), runtime_hint(runtime))]
     RuntimeUnavailable {
         /// The runtime's name.
         runtime: String,
@@ -137,7 +137,7 @@ pub enum Error {
         id: String,
     },
     /// A REPL session id that does not exist.
-    #[error("No session \"{id}\".")]
+    #[error("No live session \"{id}\": it was stopped, killed or never existed. Start one with nyxilum_repl_start.")]
     SessionNotFound {
         /// The id asked for.
         id: String,
@@ -171,6 +171,16 @@ fn suggest(candidates: &[String]) -> String {
         " Use the meta-tool's list command to see every tool.".to_owned()
     } else {
         format!(" Closest matches: {}.", candidates.join(", "))
+    }
+}
+
+/// How to make a missing runtime available, when toolgate knows.
+fn runtime_hint(runtime: &str) -> &'static str {
+    match runtime {
+        "nyxilum" => {
+            " Set NX_NODE_PATH to the NyxilumNode binary (or its .dll), or NX_ECOSYSTEM_ROOT to a NyxilumLang checkout built with `dotnet build src/NyxilumLang`."
+        }
+        _ => "",
     }
 }
 

@@ -148,6 +148,26 @@ impl Gateway {
         self.store.api().map(|_| self.store.ttl())
     }
 
+    /// The NyxilumNode backend (the `nyxilum_*` tools and REPL sessions).
+    pub fn nyxilum(&self) -> &crate::exec::nyxilum::Nyxilum {
+        self.exec.nyxilum()
+    }
+
+    /// Records a runtime tool's call (`nyxilum_run`, ...) in the history like any other
+    /// run, and returns its run id.
+    pub fn record_call(
+        &self,
+        slug: &str,
+        input: &Value,
+        started: SystemTime,
+        clock: Instant,
+        ended: Result<&Value, &Error>,
+    ) -> String {
+        let id = self.next_id();
+        self.record(&id, slug, started, clock, input, ended.map(Some));
+        id
+    }
+
     /// This process's run history.
     pub fn history(&self) -> &History {
         &self.history

@@ -80,6 +80,87 @@ pub const CLOSE_MATCHES: usize = 3;
 /// Most schema violations reported for one call; the rest are counted, not listed.
 pub const VIOLATIONS_SHOWN: usize = 10;
 
+/// How long after a child's deadline the output pipes of its run are still read, for what
+/// the killed process group had already written (and so that a grandchild that escaped
+/// the group cannot hold the run open).
+pub const PROCESS_DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// Default deadline of one NyxilumNode run (`nyxilum_run` and friends, catalogue tools
+/// whose runtime is `nyxilum`): 10 s, as the nyxilum-mcp seed.
+pub const NYX_TIMEOUT: Duration = Duration::from_millis(10_000);
+
+/// The `timeout_ms` a NyxilumNode tool accepts: at least 100 ms, at most 60 s (the seed's
+/// maximum; longer work belongs in a catalogue tool or a build, not an agent's turn).
+pub const NYX_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
+
+/// Bytes kept per output stream of a NyxilumNode process or REPL answer: 32 KiB, so a
+/// loop printing millions of lines cannot fill an agent's context. Cut on a UTF-8
+/// character boundary; the cut is reported.
+pub const NYX_OUTPUT_BYTES: usize = 32 * 1024;
+
+/// The `gc_max_objects` a run accepts (passed as `NX_GC_MAX_OBJECTS`).
+pub const NYX_GC_MAX_OBJECTS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000_000_000;
+
+/// Deadline of `nx --version`: it prints one line, so a slow answer means a broken install.
+pub const NYX_VERSION_TIMEOUT: Duration = Duration::from_millis(5_000);
+
+/// Live REPL sessions at once (the seed's cap): each is a process holding memory.
+pub const REPL_SESSIONS: usize = 5;
+
+/// A REPL session unused this long is closed and its folder removed (the seed's 10 min).
+pub const REPL_IDLE: Duration = Duration::from_secs(600);
+
+/// How often idle REPL sessions are looked for.
+pub const REPL_REAP_EVERY: Duration = Duration::from_secs(30);
+
+/// How long a new REPL may take to print its banner and first prompt.
+pub const REPL_START_TIMEOUT: Duration = Duration::from_millis(10_000);
+
+/// CPU seconds a whole REPL session may use over its life (it lives up to the idle
+/// limit between calls, so the per-run CPU limit would be too tight).
+pub const REPL_CPU_SECONDS: u64 = 600;
+
+/// Default and largest deadline of `nyxilum_dev_build` / `nyxilum_dev_test`, in ms: a
+/// .NET build of the language and its test suite take minutes, not seconds.
+pub const DEV_TIMEOUT_MS_DEFAULT: u64 = 300_000;
+
+/// The `timeout_ms` the dev tools accept.
+pub const DEV_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=1_800_000;
+
+/// Bytes kept per output stream of a dev build or test run: build logs are long and the
+/// end (errors, the summary) matters most, so this is larger than a run's cap.
+pub const DEV_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// Extra CPU seconds a sandboxed child gets over its wall-clock deadline before the
+/// kernel kills it (`RLIMIT_CPU`); the wall clock normally stops it first.
+pub const SANDBOX_CPU_SLACK_SECONDS: u64 = 1;
+
+/// Address space of a sandboxed child (`RLIMIT_AS`): 8 GiB. The .NET runtime reserves
+/// far more address space than it touches, so this is generous; the managed heap is
+/// capped separately through [`DOTNET_GC_HEAP_HARD_LIMIT_BYTES`].
+pub const SANDBOX_ADDRESS_SPACE_BYTES: u64 = 8 * 1024 * 1024 * 1024;
+
+/// Largest file a sandboxed child may write (`RLIMIT_FSIZE`): 64 MiB.
+pub const SANDBOX_FILE_SIZE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Open file descriptors of a sandboxed child (`RLIMIT_NOFILE`): enough for the .NET
+/// runtime's assemblies, not for a descriptor bomb.
+pub const SANDBOX_OPEN_FILES: u64 = 1_024;
+
+/// Processes and threads of a sandboxed child's user (`RLIMIT_NPROC`): the .NET runtime
+/// starts a few dozen threads; a fork bomb needs far more.
+pub const SANDBOX_PROCESSES: u64 = 512;
+
+/// Address range the .NET garbage collector may reserve for its regions, handed to a
+/// .NET runtime child as `DOTNET_GCRegionRange`: 4 GiB. By default the GC reserves far
+/// more (hundreds of GiB of address space), which the address-space limit would refuse.
+pub const DOTNET_GC_REGION_RANGE_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+
+/// Managed heap cap handed to a .NET runtime child as `DOTNET_GCHeapHardLimit`: 2 GiB,
+/// well inside [`SANDBOX_ADDRESS_SPACE_BYTES`], so the GC fails cleanly with an
+/// out-of-memory error before the address-space limit makes allocation fail anywhere.
+pub const DOTNET_GC_HEAP_HARD_LIMIT_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
 /// The bounds in force for one server, overridable by configuration.
 #[derive(Debug, Clone)]
 pub struct Limits {

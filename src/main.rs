@@ -16,7 +16,7 @@ use toolgate::mcp::Handler;
 
 /// An MCP gateway to a catalogue of tools.
 #[derive(Debug, Parser)]
-#[command(name = "toolgate", version, about)]
+#[command(name = "toolgate", about, disable_version_flag = true)]
 struct Cli {
     /// The catalogue: `embedded`, a folder, a `.json` file, or an http(s):// API base.
     #[arg(long, env = "TOOLGATE_CATALOGUE", global = true)]
@@ -39,7 +39,10 @@ struct Cli {
     /// Which tools are listed: all, meta or auto.
     #[arg(long, env = "TOOLGATE_ADVERTISE", global = true, default_value = "auto")]
     advertise: String,
-    /// Runtime tools to expose: js (run_javascript).
+    /// Print the version and which sandbox layers this kernel allows, then exit.
+    #[arg(short = 'V', long, action = clap::ArgAction::SetTrue)]
+    version: bool,
+    /// Runtime tools to expose: js (run_javascript, run_typescript), nyxilum (nyxilum_*).
     #[arg(long, env = "TOOLGATE_RUNTIMES", global = true, default_value = "")]
     runtimes: String,
     /// Name of the meta-tool and the resource URI scheme.
@@ -54,6 +57,13 @@ struct Cli {
     /// Heap cap of one local JavaScript run, in MiB.
     #[arg(long, env = "TOOLGATE_JS_HEAP_MB", global = true, default_value_t = (limits::JS_HEAP_BYTES / (1024 * 1024)) as u64)]
     js_heap_mb: u64,
+    /// The NyxilumNode binary (a `.dll` runs through `dotnet`); found under
+    /// --nx-ecosystem-root when unset.
+    #[arg(long, env = "NX_NODE_PATH", global = true)]
+    nx_node_path: Option<PathBuf>,
+    /// The NyxilumLang checkout whose build output holds NyxilumNode (and its GUIDE.md).
+    #[arg(long, env = "NX_ECOSYSTEM_ROOT", global = true, default_value = "../NyxilumLang")]
+    nx_ecosystem_root: PathBuf,
     /// Diagnostics to stderr at debug level.
     #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     debug: bool,
@@ -106,6 +116,11 @@ enum CatalogueCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.debug);
+    if cli.version {
+        println!("toolgate {}", env!("CARGO_PKG_VERSION"));
+        println!("sandbox: {}", toolgate::sandbox::Sandbox::get().layers());
+        return ExitCode::SUCCESS;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
@@ -143,6 +158,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         js_timeout_ms: cli.js_timeout_ms,
         js_heap_mb: cli.js_heap_mb,
         fetch_timeout_ms: cli.fetch_timeout_ms,
+        nx_node_path: cli.nx_node_path,
+        nx_ecosystem_root: cli.nx_ecosystem_root,
     };
     let mut config = Config::from_raw(raw)?;
     match cli.command {
@@ -194,10 +211,42 @@ async fn run(cli: Cli) -> Result<(), String> {
             if let Some(warning) = config.execution_warning() {
                 tracing::warn!("{warning}");
             }
+            let layers = toolgate::sandbox::Sandbox::get().layers();
+            tracing::debug!("sandbox: {layers}");
+            let refused = [&layers.rlimits, &layers.namespaces, &layers.landlock];
+            if config.runtimes.nyxilum && refused.iter().any(|l| !l.is_active()) {
+                tracing::warn!(
+                    "some sandbox layers are unavailable on this kernel; NyxilumNode runs without them: {layers}"
+                );
+            }
             let gateway = gateway(&config)?;
-            let handler = Handler::new(gateway, config.name.clone(), config.advertise, config.runtimes);
-            toolgate::transport::stdio::serve(handler).await
+            let handler = Handler::new(gateway.clone(), config.name.clone(), config.advertise, config.runtimes);
+            // SIGTERM and SIGINT end the session like a closed stdin, so the cleanup
+            // below runs instead of the process dying with children left behind.
+            let served = tokio::select! {
+                served = toolgate::transport::stdio::serve(handler) => served,
+                signal = terminated() => {
+                    tracing::debug!("{signal}: shutting down");
+                    Ok(())
+                }
+            };
+            // REPL sessions end with the server: their processes and folders go now.
+            gateway.nyxilum().sessions().close_all().await;
+            served
         }
+    }
+}
+
+/// Resolves when the process receives SIGTERM or SIGINT, naming it. Without a handler
+/// (it could not be installed) it never resolves.
+async fn terminated() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        },
+        _ => std::future::pending().await,
     }
 }
 
@@ -247,7 +296,11 @@ fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
         _ => None,
     };
     let store = Store::open(&config.source, client, config.limits.cache_ttl)?;
-    let exec = Executor::new(config.execution, &config.limits);
+    let nyxilum = toolgate::exec::nyxilum::Nyxilum::new(toolgate::exec::nyxilum::Locator {
+        node_path: config.nx_node_path.clone(),
+        ecosystem_root: config.nx_ecosystem_root.clone(),
+    });
+    let exec = Executor::new(config.execution, &config.limits, nyxilum);
     Ok(Arc::new(Gateway::new(store, exec)))
 }
 

@@ -24,7 +24,25 @@ async fn the_embedded_catalogue_passes_every_step() {
         "{stdout}"
     );
     assert!(
-        stdout.trim_end().ends_with("31 passed, 0 failed, 0 skipped"),
+        stdout.trim_end().ends_with("31 passed, 0 failed, 3 skipped"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "skipped nyxilum-caesar: its runtime is not available here (The nyxilum runtime is not available. Tried: "
+        ),
+        "skipped for that reason, not passed: {stdout}"
+    );
+}
+
+#[tokio::test]
+async fn with_nyxilum_node_the_nyxilum_tools_pass_too() {
+    let nx = crate::nyxilum::standin().display().to_string();
+    let (ok, stdout, stderr) = check("embedded", &[("NX_NODE_PATH", &nx)]).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.contains("ok      nyxilum-word-stats ("), "{stdout}");
+    assert!(
+        stdout.trim_end().ends_with("34 passed, 0 failed, 0 skipped"),
         "{stdout}"
     );
 }

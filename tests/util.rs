@@ -69,6 +69,8 @@ pub struct Gate {
     pub progress: tokio::sync::mpsc::UnboundedReceiver<ProgressNotificationParam>,
     /// One item per tools/list_changed notification.
     pub changes: tokio::sync::mpsc::UnboundedReceiver<()>,
+    /// The server's process id.
+    pub pid: Option<u32>,
     stderr: tokio::task::JoinHandle<String>,
     _dir: tempfile::TempDir,
 }
@@ -79,6 +81,7 @@ impl Gate {
         let dir = tempfile::tempdir().unwrap();
         let cmd = command(dir.path(), env);
         let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn().unwrap();
+        let pid = transport.id();
         let mut stderr = stderr.unwrap();
         let stderr = tokio::spawn(async move {
             let mut text = String::new();
@@ -96,6 +99,7 @@ impl Gate {
             client,
             progress,
             changes,
+            pid,
             stderr,
             _dir: dir,
         }

@@ -3,6 +3,8 @@
 //! that already passed validation.
 
 pub mod js;
+pub mod nyxilum;
 mod plan;
+pub mod process;
 
 pub use plan::{Executor, Outcome, Where};

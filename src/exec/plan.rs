@@ -3,7 +3,8 @@
 //! The rule (DESIGN §2, the NexusBloom seed): code from the operator's own catalogue
 //! (embedded, folder, file) always runs locally; code from an HTTP catalogue runs where
 //! `TOOLGATE_EXECUTION` says — `remote` never fetches source, `local` requires it,
-//! `auto` runs locally when source exists and falls back to the API otherwise.
+//! `auto` runs locally when source exists (and, for nyxilum code, NyxilumNode is found
+//! here) and falls back to the API otherwise.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use moka::future::Cache;
 use serde_json::Value;
 
 use super::js::{Js, JsLimits};
+use super::nyxilum::Nyxilum;
 use crate::api::{ApiClient, SourceAnswer};
 use crate::catalogue::{Origin, Runtime, Tool};
 use crate::config::Execution;
@@ -25,6 +27,8 @@ pub enum Where {
     Api,
     /// The local QuickJS engine ran it.
     Js,
+    /// A local NyxilumNode process ran it.
+    Nyxilum,
 }
 
 /// What a successful run produced.
@@ -49,13 +53,14 @@ pub struct Outcome {
 pub struct Executor {
     mode: Execution,
     js: Js,
+    nyxilum: Nyxilum,
     /// Sources fetched from an API, kept as long as the catalogue is; `None` at TTL 0.
     sources: Option<Cache<String, Arc<SourceAnswer>>>,
 }
 
 impl Executor {
-    /// An executor for `mode` within `limits`.
-    pub fn new(mode: Execution, limits: &Limits) -> Executor {
+    /// An executor for `mode` within `limits`, running nyxilum code with `nyxilum`.
+    pub fn new(mode: Execution, limits: &Limits, nyxilum: Nyxilum) -> Executor {
         let js = JsLimits {
             heap_bytes: limits.js_heap_bytes,
             wall_clock: limits.js_wall_clock,
@@ -71,7 +76,22 @@ impl Executor {
         Executor {
             mode,
             js: Js::new(js),
+            nyxilum,
             sources,
+        }
+    }
+
+    /// The NyxilumNode backend (its tools and REPL sessions).
+    pub fn nyxilum(&self) -> &Nyxilum {
+        &self.nyxilum
+    }
+
+    /// Returns true if and only if `runtime` can run here: always for JavaScript and
+    /// TypeScript, for nyxilum when NyxilumNode is found.
+    fn is_local_runtime(&self, runtime: Runtime) -> bool {
+        match runtime {
+            Runtime::Javascript | Runtime::Typescript => true,
+            Runtime::Nyxilum => self.nyxilum.locator().locate().is_ok(),
         }
     }
 
@@ -111,7 +131,7 @@ impl Executor {
                 }),
             },
             (Origin::Remote, Some(api), Execution::Auto) => match self.source(api, slug).await {
-                Ok(Some(src)) if is_local_runtime(src.runtime) => {
+                Ok(Some(src)) if self.is_local_runtime(src.runtime) => {
                     self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, start)
                         .await
                 }
@@ -152,12 +172,14 @@ impl Executor {
             Runtime::Javascript => self.js.run_tool(code, format!("{slug}.js"), params).await?,
             Runtime::Typescript => self.js.run_typescript_tool(&code, format!("{slug}.ts"), params).await?,
             Runtime::Nyxilum => {
-                return Err(Error::RuntimeUnavailable {
-                    runtime: runtime.as_str().to_owned(),
-                    tried: vec![format!(
-                        "this build of toolgate has no {} backend yet",
-                        runtime.as_str()
-                    )],
+                let (result, out) = self.nyxilum.tool(slug, &code, &params).await?;
+                return Ok(Outcome {
+                    result,
+                    duration: start.elapsed(),
+                    truncated: out.is_truncated(),
+                    stdout: String::new(),
+                    stderr: out.stderr.text,
+                    ran: Where::Nyxilum,
                 });
             }
         };
@@ -171,11 +193,6 @@ impl Executor {
             ran: Where::Js,
         })
     }
-}
-
-/// Returns true if and only if this build can run `runtime` here.
-fn is_local_runtime(runtime: Runtime) -> bool {
-    matches!(runtime, Runtime::Javascript | Runtime::Typescript)
 }
 
 async fn remote(api: &ApiClient, slug: &str, params: &Value, start: Instant) -> Result<Outcome, Error> {

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::batch::Progress;
 use super::convert::{failure, run_result, unknown_tool};
 use super::watch::Watch;
-use super::{meta, prompts, resources, runtimes, tools};
+use super::{meta, nyxilum, nyxilum_tools, prompts, resources, runtimes, tools};
 use crate::config::{Advertise, Runtimes};
 use crate::gateway::Gateway;
 
@@ -92,7 +92,11 @@ impl ServerHandler for Handler {
         let mut list = tools::advertised(snapshot.as_deref(), &self.name, self.advertise);
         // Runtime tools follow the meta-tool, before the catalogue's tools.
         let at = 1.min(list.len());
-        list.splice(at..at, runtimes::tools(self.runtimes));
+        let mut extra = runtimes::tools(self.runtimes);
+        if self.runtimes.nyxilum {
+            extra.extend(nyxilum_tools::tools());
+        }
+        list.splice(at..at, extra);
         Ok(ListToolsResult::with_all_items(list))
     }
 
@@ -175,6 +179,11 @@ impl ServerHandler for Handler {
             return Ok(meta::call(&self.gateway, &self.name, &args, progress).await.into());
         }
         if let Some(answer) = runtimes::call(&self.gateway, self.runtimes, &request.name, &args).await {
+            return Ok(answer.into());
+        }
+        if self.runtimes.nyxilum
+            && let Some(answer) = nyxilum::call(&self.gateway, &request.name, &args).await
+        {
             return Ok(answer.into());
         }
         let snapshot = match self.gateway.snapshot().await {

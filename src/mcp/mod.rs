@@ -6,6 +6,8 @@ mod batch;
 mod convert;
 mod handler;
 mod meta;
+mod nyxilum;
+mod nyxilum_tools;
 mod prompts;
 mod resources;
 mod runs;

@@ -1,0 +1,325 @@
+//! The definitions of the `nyxilum_*` tools (`TOOLGATE_RUNTIMES=nyxilum`): names,
+//! descriptions, input and output schemas, annotations, and the compiled input
+//! validators. What a call does is in `nyxilum.rs`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{Tool as McpTool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use super::convert::object;
+use crate::limits;
+use crate::validate::{self, Compiled};
+
+/// `nyxilum_run`.
+pub(crate) const RUN: &str = "nyxilum_run";
+/// `nyxilum_check`.
+pub(crate) const CHECK: &str = "nyxilum_check";
+/// `nyxilum_lint`.
+pub(crate) const LINT: &str = "nyxilum_lint";
+/// `nyxilum_format`.
+pub(crate) const FORMAT: &str = "nyxilum_format";
+/// `nyxilum_version`.
+pub(crate) const VERSION: &str = "nyxilum_version";
+/// `nyxilum_docs`.
+pub(crate) const DOCS: &str = "nyxilum_docs";
+/// `nyxilum_repl_start`.
+pub(crate) const REPL_START: &str = "nyxilum_repl_start";
+/// `nyxilum_repl_eval`.
+pub(crate) const REPL_EVAL: &str = "nyxilum_repl_eval";
+/// `nyxilum_repl_stop`.
+pub(crate) const REPL_STOP: &str = "nyxilum_repl_stop";
+/// `nyxilum_dev_build`.
+pub(crate) const DEV_BUILD: &str = "nyxilum_dev_build";
+/// `nyxilum_dev_test`.
+pub(crate) const DEV_TEST: &str = "nyxilum_dev_test";
+
+const ERRORS_ON_STDOUT: &str = "NyxilumNode prints `Runtime Error:` and `Parse Error:` on stdout (not stderr) and exits 1; such a run answers success:false and names the line.";
+
+const SANDBOX: &str = "Sandboxed: the code is written to its own temp folder (never a shell), NX_SANDBOX=1 (file I/O only in that folder; no network, processes or environment), an allowlisted environment without credentials, no network namespace, landlock and rlimits where the kernel allows, 32 KB per output stream.";
+
+/// One tool: name, title, description, input schema, and whether it only reads.
+struct Def {
+    name: &'static str,
+    title: &'static str,
+    description: String,
+    input: Value,
+    output: Value,
+    read_only: bool,
+}
+
+fn code_prop(what: &str) -> Value {
+    json!({"type": "string", "description": what, "maxLength": 1_000_000})
+}
+
+fn timeout_prop() -> Value {
+    json!({
+        "type": "integer",
+        "minimum": limits::NYX_TIMEOUT_MS_RANGE.start(),
+        "maximum": limits::NYX_TIMEOUT_MS_RANGE.end(),
+        "default": limits::NYX_TIMEOUT.as_millis() as u64,
+        "description": "Deadline in milliseconds; the process group is killed with SIGKILL when it passes."
+    })
+}
+
+/// The answer of a tool that runs one `nx` process (the seed's names).
+fn process_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "success": {"type": "boolean"},
+            "exitCode": {"type": ["integer", "null"], "description": "null when a signal (the deadline) ended it"},
+            "timedOut": {"type": "boolean"},
+            "stdout": {"type": "string"},
+            "stderr": {"type": "string"},
+            "truncated": {"type": "boolean", "description": "true when a stream was cut at 32 KB"},
+            "durationMs": {"type": "integer", "minimum": 0},
+            "error": {"type": "string", "description": "why it failed, when it did"},
+            "code": {"type": "string"},
+            "retryable": {"type": "boolean"},
+            "version": {"type": "string"},
+            "path": {"type": "string"}
+        },
+        "required": ["success", "exitCode", "timedOut", "stdout", "stderr", "truncated", "durationMs"]
+    })
+}
+
+fn defs() -> Vec<Def> {
+    let no_args = json!({"type": "object", "properties": {}, "additionalProperties": false});
+    let session = json!({"type": "string", "minLength": 1, "maxLength": 128, "description": "The sessionId nyxilum_repl_start returned."});
+    let dev_timeout = json!({
+        "type": "integer",
+        "minimum": limits::DEV_TIMEOUT_MS_RANGE.start(),
+        "maximum": limits::DEV_TIMEOUT_MS_RANGE.end(),
+        "default": limits::DEV_TIMEOUT_MS_DEFAULT,
+        "description": "Deadline in milliseconds."
+    });
+    vec![
+        Def {
+            name: RUN,
+            title: "Run NyxilumLang",
+            description: format!(
+                "Runs NyxilumLang (.nx) code in a fresh NyxilumNode process, e.g. `func main() {{ var x = 1; print(\"x=${{x}}\") }}`. Nothing is kept between calls (use nyxilum_repl_* for that). {ERRORS_ON_STDOUT} gc_max_objects caps allocations (arrays, structs, maps) but not a loop that allocates nothing: only timeout_ms stops `while true {{ }}`. {SANDBOX}"
+            ),
+            input: json!({
+                "type": "object",
+                "properties": {
+                    "code": code_prop("The program: top-level statements and/or a `func main()`."),
+                    "timeout_ms": timeout_prop(),
+                    "gc_max_objects": {"type": "integer", "minimum": limits::NYX_GC_MAX_OBJECTS_RANGE.start(), "maximum": limits::NYX_GC_MAX_OBJECTS_RANGE.end(), "description": "NX_GC_MAX_OBJECTS: the most NyxilumLang allocations the run may make."}
+                },
+                "required": ["code"],
+                "additionalProperties": false
+            }),
+            output: process_output(),
+            read_only: true,
+        },
+        Def {
+            name: CHECK,
+            title: "Check NyxilumLang syntax",
+            description: format!(
+                "Parses NyxilumLang code without running it (`nx check`): stdout `OK` and success, or a `Parse Error:` with its line. The code is never executed. {ERRORS_ON_STDOUT}"
+            ),
+            input: json!({
+                "type": "object",
+                "properties": {"code": code_prop("The code to parse."), "timeout_ms": timeout_prop()},
+                "required": ["code"],
+                "additionalProperties": false
+            }),
+            output: process_output(),
+            read_only: true,
+        },
+        Def {
+            name: LINT,
+            title: "Lint NyxilumLang",
+            description: "Style report for NyxilumLang code (`nx lint`: line length, empty blocks, unused variables). It always exits 0 and does NOT check syntax; use nyxilum_check for that.".to_owned(),
+            input: json!({
+                "type": "object",
+                "properties": {"code": code_prop("The code to lint."), "timeout_ms": timeout_prop()},
+                "required": ["code"],
+                "additionalProperties": false
+            }),
+            output: process_output(),
+            read_only: true,
+        },
+        Def {
+            name: FORMAT,
+            title: "Format NyxilumLang",
+            description: "Formats NyxilumLang code (`nx format`); the formatted code is stdout. Code that does not parse comes back unchanged.".to_owned(),
+            input: json!({
+                "type": "object",
+                "properties": {"code": code_prop("The code to format."), "timeout_ms": timeout_prop()},
+                "required": ["code"],
+                "additionalProperties": false
+            }),
+            output: process_output(),
+            read_only: true,
+        },
+        Def {
+            name: VERSION,
+            title: "NyxilumNode version",
+            description: "The NyxilumNode version (`nx --version`, e.g. `Nx v1.8.3`) and where the binary was found (NX_NODE_PATH, else the newest build under NX_ECOSYSTEM_ROOT). Fails with RUNTIME_UNAVAILABLE listing every path tried when there is none.".to_owned(),
+            input: no_args.clone(),
+            output: process_output(),
+            read_only: true,
+        },
+        Def {
+            name: DOCS,
+            title: "NyxilumLang guide",
+            description: "The NyxilumLang user guide (GUIDE.md of the NyxilumLang checkout): the whole text and its section headings, or one section whose heading contains `section` (case-insensitive), e.g. \"maps\", \"closures\", \"built-in functions\".".to_owned(),
+            input: json!({
+                "type": "object",
+                "properties": {"section": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Part of a section heading."}},
+                "additionalProperties": false
+            }),
+            output: json!({
+                "type": "object",
+                "properties": {
+                    "success": {"type": "boolean"},
+                    "path": {"type": "string"},
+                    "section": {"type": "string"},
+                    "sections": {"type": "array", "items": {"type": "string"}},
+                    "content": {"type": "string"}
+                },
+                "required": ["success", "content"]
+            }),
+            read_only: true,
+        },
+        Def {
+            name: REPL_START,
+            title: "Start a NyxilumLang REPL",
+            description: format!(
+                "Starts a persistent NyxilumNode REPL session: variables and functions declared in one nyxilum_repl_eval stay visible in the next. Returns its sessionId. At most {} sessions live at once; one unused for 10 minutes is closed. Call nyxilum_repl_stop when done. Same sandbox as nyxilum_run, with its own temp folder.",
+                limits::REPL_SESSIONS
+            ),
+            input: no_args.clone(),
+            output: json!({
+                "type": "object",
+                "properties": {"success": {"type": "boolean"}, "sessionId": {"type": "string"}},
+                "required": ["success", "sessionId"]
+            }),
+            read_only: false,
+        },
+        Def {
+            name: REPL_EVAL,
+            title: "Evaluate in a NyxilumLang REPL",
+            description: "Evaluates code in a REPL session and returns what it printed. Newlines are flattened to spaces (the REPL reads one statement per line), so multi-line func/struct bodies work but `//` comments would swallow the rest: do not use them here. An error (`Error: ...` in the output) keeps the session; code that does not finish within timeout_ms kills it (sessionKilled: true) — start a new one.".to_owned(),
+            input: json!({
+                "type": "object",
+                "properties": {
+                    "session_id": session.clone(),
+                    "code": code_prop("Statements to evaluate."),
+                    "timeout_ms": timeout_prop()
+                },
+                "required": ["session_id", "code"],
+                "additionalProperties": false
+            }),
+            output: json!({
+                "type": "object",
+                "properties": {
+                    "success": {"type": "boolean"},
+                    "output": {"type": "string"},
+                    "truncated": {"type": "boolean"},
+                    "error": {"type": "string"},
+                    "sessionKilled": {"type": "boolean"}
+                },
+                "required": ["success"]
+            }),
+            read_only: false,
+        },
+        Def {
+            name: REPL_STOP,
+            title: "Stop a NyxilumLang REPL",
+            description: "Ends a REPL session: its process is killed and its folder removed.".to_owned(),
+            input: json!({
+                "type": "object",
+                "properties": {"session_id": session},
+                "required": ["session_id"],
+                "additionalProperties": false
+            }),
+            output: json!({
+                "type": "object",
+                "properties": {"success": {"type": "boolean"}, "alreadyGone": {"type": "boolean"}},
+                "required": ["success"]
+            }),
+            read_only: false,
+        },
+        Def {
+            name: DEV_BUILD,
+            title: "Build NyxilumLang",
+            description: "For developing the language itself: runs `dotnet build src/NyxilumLang -c <configuration>` in the NyxilumLang checkout (NX_ECOSYSTEM_ROOT). NOT sandboxed — it is the operator's toolchain on the operator's checkout; no caller text reaches the command, only the configuration and the deadline.".to_owned(),
+            input: json!({
+                "type": "object",
+                "properties": {
+                    "configuration": {"type": "string", "enum": ["Debug", "Release"], "default": "Debug"},
+                    "timeout_ms": dev_timeout.clone()
+                },
+                "additionalProperties": false
+            }),
+            output: process_output(),
+            read_only: false,
+        },
+        Def {
+            name: DEV_TEST,
+            title: "Test NyxilumLang",
+            description: "For developing the language itself: runs `bash tests/run_all.sh` in the NyxilumLang checkout (NX_ECOSYSTEM_ROOT). NOT sandboxed; no caller text reaches the command, only the deadline.".to_owned(),
+            input: json!({
+                "type": "object",
+                "properties": {"timeout_ms": dev_timeout},
+                "additionalProperties": false
+            }),
+            output: process_output(),
+            read_only: false,
+        },
+    ]
+}
+
+/// The tools, in their listed order.
+pub(crate) fn tools() -> Vec<McpTool> {
+    defs()
+        .into_iter()
+        .map(|d| {
+            let mut annotations = ToolAnnotations::default();
+            annotations.title = Some(d.title.to_owned());
+            annotations.read_only_hint = Some(d.read_only);
+            annotations.open_world_hint = Some(false);
+            McpTool::new(d.name, d.description, object(d.input))
+                .with_title(d.title)
+                .with_raw_output_schema(Arc::new(object(d.output)))
+                .with_annotations(annotations)
+        })
+        .collect()
+}
+
+/// The compiled input schema of tool `name`, or `None` when it is not one of these.
+pub(crate) fn validator(name: &str) -> Option<&'static Compiled> {
+    static VALIDATORS: OnceLock<HashMap<&'static str, Compiled>> = OnceLock::new();
+    VALIDATORS
+        .get_or_init(|| {
+            defs()
+                .into_iter()
+                .filter_map(|d| match validate::compile(&d.input) {
+                    Ok(c) => Some((d.name, c)),
+                    Err(e) => {
+                        tracing::error!("the input schema of {} does not compile: {e}", d.name);
+                        None
+                    }
+                })
+                .collect()
+        })
+        .get(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_a_compiling_schema() {
+        for def in defs() {
+            assert!(validator(def.name).is_some(), "{}", def.name);
+        }
+        assert_eq!(tools().len(), 11);
+    }
+}

@@ -1,0 +1,60 @@
+//! The landlock ruleset of one child, built in the parent: read and execute beneath the
+//! system folders and the runtime's own paths, everything beneath the child's folder,
+//! and writing to `/dev/null`. Anything else — `/tmp`, home folders, the server's own
+//! files — the child can neither write nor read. Where the kernel's landlock is new
+//! enough it also forbids every TCP bind and connect (a second wall behind the network
+//! namespace) and scopes signals and abstract unix sockets to the child's own domain, so
+//! it cannot signal the server. Older kernels get what they support (best effort).
+
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope,
+};
+
+use super::{Policy, SYSTEM_READ_PATHS};
+
+/// The newest landlock ABI this code knows; older kernels get what they support.
+const ABI_USED: ABI = ABI::V6;
+
+/// Builds the ruleset for `policy` and returns its file descriptor.
+pub(super) fn ruleset(policy: &Policy) -> Result<OwnedFd, String> {
+    let read = AccessFs::from_read(ABI_USED);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(ABI_USED))
+        .map_err(|e| e.to_string())?
+        .handle_access(AccessNet::from_all(ABI_USED))
+        .map_err(|e| e.to_string())?
+        .scope(Scope::from_all(ABI_USED))
+        .map_err(|e| e.to_string())?
+        .create()
+        .map_err(|e| e.to_string())?;
+    let system = SYSTEM_READ_PATHS.iter().map(Path::new);
+    for path in system.chain(policy.read_paths.iter().map(|p| p.as_path())) {
+        // A missing path (no /lib32 here, a runtime folder gone) is simply not granted.
+        if let Ok(fd) = PathFd::new(path) {
+            let access = if path.is_dir() {
+                read
+            } else {
+                read & AccessFs::from_file(ABI_USED)
+            };
+            ruleset = ruleset
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    let fd = PathFd::new(&policy.write_dir).map_err(|e| format!("{}: {e}", policy.write_dir.display()))?;
+    ruleset = ruleset
+        .add_rule(PathBeneath::new(fd, AccessFs::from_all(ABI_USED)))
+        .map_err(|e| format!("{}: {e}", policy.write_dir.display()))?;
+    if let Ok(fd) = PathFd::new("/dev/null") {
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, AccessFs::from_file(ABI_USED)))
+            .map_err(|e| format!("/dev/null: {e}"))?;
+    }
+    let fd: Option<OwnedFd> = ruleset.into();
+    fd.ok_or_else(|| "this kernel has no landlock".to_owned())
+}
