@@ -2,6 +2,9 @@
 //! TypeScript, and a trivial catalogue tool — each in a fresh engine, as a call runs.
 //! `cargo bench --bench js`.
 
+#[path = "common/runtime.rs"]
+mod runtime;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
@@ -17,11 +20,7 @@ const LIMITS: JsLimits = JsLimits {
 };
 
 fn paths(c: &mut Criterion) {
-    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    else {
+    let Some(runtime) = runtime::two_workers() else {
         return;
     };
     let engine = Js::new(LIMITS);

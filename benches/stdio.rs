@@ -5,6 +5,9 @@
 //! any agent's calls are, so a built engine is waiting) — plus cold start (spawn →
 //! `initialize` answered). `cargo bench --bench stdio`.
 
+#[path = "common/runtime.rs"]
+mod runtime;
+
 use std::hint::black_box;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -42,11 +45,7 @@ fn call(name: &str, args: Value) -> CallToolRequestParams {
 }
 
 fn round_trips(c: &mut Criterion) {
-    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    else {
+    let Some(runtime) = runtime::two_workers() else {
         return;
     };
     let Some(client) = runtime.block_on(connect()) else {
@@ -96,11 +95,7 @@ fn round_trips(c: &mut Criterion) {
 }
 
 fn cold_start(c: &mut Criterion) {
-    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    else {
+    let Some(runtime) = runtime::two_workers() else {
         return;
     };
     let mut group = c.benchmark_group("stdio");
