@@ -23,6 +23,16 @@ async fn listed_only_when_asked_for() {
     let with = gate(&[]).await;
     let names = with.names().await;
     assert_eq!(&names[..2], &["toolgate", "run_javascript"]);
+    let tools = with.client.list_all_tools().await.unwrap();
+    let ts = tools.iter().find(|t| t.name == "run_typescript").unwrap();
+    let code = &ts.input_schema["properties"]["code"]["description"];
+    assert!(code.as_str().unwrap().starts_with("TypeScript run as"), "{code}");
+    let hints = ts.annotations.as_ref().unwrap();
+    assert_eq!(
+        (hints.read_only_hint, hints.open_world_hint),
+        (Some(false), Some(true)),
+        "fetch reaches the network and may send"
+    );
     with.stop().await;
 }
 

@@ -25,12 +25,14 @@ pub(crate) fn tools(runtimes: Runtimes) -> Vec<McpTool> {
     if !runtimes.js {
         return Vec::new();
     }
-    let input = json!({
-        "type": "object",
-        "properties": {"code": {"type": "string", "description": "JavaScript run as the body of an async function: top-level await and return work; console output is captured."}},
-        "required": ["code"],
-        "additionalProperties": false
-    });
+    let input = |language: &str| {
+        json!({
+            "type": "object",
+            "properties": {"code": {"type": "string", "description": format!("{language} run as the body of an async function: top-level await and return work; console output is captured.")}},
+            "required": ["code"],
+            "additionalProperties": false
+        })
+    };
     let output = json!({
         "type": "object",
         "properties": {
@@ -47,19 +49,20 @@ pub(crate) fn tools(runtimes: Runtimes) -> Vec<McpTool> {
     });
     let description = "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers; fetch (http/https only, 15 s, 8 MiB bodies, no cookies) with Headers, Response, AbortController, TextEncoder and TextDecoder is available. Limits: 512 MB heap, 30 s, 262,144 characters per output stream.";
     let ts_description = "Runs a TypeScript snippet exactly like run_javascript after erasing its types. Line and column numbers of your code stay exact in errors and stack traces; enum, namespace and constructor parameter properties generate code and may shift later lines. Syntax errors are reported on the lines you wrote.";
-    let tool = |name: &'static str, title: &str, description: &str| {
+    let tool = |name: &'static str, title: &str, description: &str, language: &str| {
         let mut annotations = ToolAnnotations::default();
         annotations.title = Some(title.to_owned());
-        annotations.read_only_hint = Some(true);
-        annotations.open_world_hint = Some(false);
-        McpTool::new(name, description.to_owned(), object(input.clone()))
+        // A snippet can reach the network through fetch, and send as well as read.
+        annotations.read_only_hint = Some(false);
+        annotations.open_world_hint = Some(true);
+        McpTool::new(name, description.to_owned(), object(input(language)))
             .with_title(title)
             .with_raw_output_schema(Arc::new(object(output.clone())))
             .with_annotations(annotations)
     };
     vec![
-        tool(RUN_JAVASCRIPT, "Run JavaScript", description),
-        tool(RUN_TYPESCRIPT, "Run TypeScript", ts_description),
+        tool(RUN_JAVASCRIPT, "Run JavaScript", description, "JavaScript"),
+        tool(RUN_TYPESCRIPT, "Run TypeScript", ts_description, "TypeScript"),
     ]
 }
 
