@@ -31,6 +31,11 @@ pub const FETCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// the JS-VM seed allows).
 pub const FETCH_BODY_BYTES: usize = 8_388_608;
 
+/// Requests one JavaScript run may have on the network at once; more wait their turn
+/// (within their own deadline), so a loop of `fetch` calls cannot open thousands of
+/// connections from the host.
+pub const FETCH_IN_FLIGHT: usize = 16;
+
 /// JavaScript engines kept built and waiting, so a call does not pay for building one.
 /// Two covers a client that sends calls back to back on a 2-core machine; each waiting
 /// engine holds about 300 KB.

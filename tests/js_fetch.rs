@@ -3,6 +3,8 @@
 //! script does.
 
 use std::future::pending;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -16,9 +18,28 @@ use crate::util::{Gate, structured, text};
 /// Bytes in the largest body fetch accepts (DESIGN §7).
 const CAP: usize = 8_388_608;
 
+/// Requests one run may have on the network at once (toolgate's `FETCH_IN_FLIGHT`).
+const IN_FLIGHT: usize = 16;
+
+/// Counts `/hold` requests, which are never answered.
+#[derive(Clone, Default)]
+struct Hold {
+    arrived: Arc<AtomicUsize>,
+}
+
+async fn hold(axum::extract::State(h): axum::extract::State<Hold>) -> &'static str {
+    h.arrived.fetch_add(1, Ordering::SeqCst);
+    pending::<&'static str>().await
+}
+
 /// Starts the test site and returns its base URL.
 async fn site() -> String {
+    site_with(Hold::default()).await
+}
+
+async fn site_with(held: Hold) -> String {
     let app = Router::new()
+        .route("/hold", get(hold).with_state(held))
         .route(
             "/json",
             get(|| async { axum::Json(json!({"hello": "world", "n": [1, 2, 3]})) }),
@@ -290,5 +311,19 @@ async fn catalogue_tools_fetch_through_the_same_bridge() {
         "{}",
         text(&r)
     );
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn one_run_has_at_most_sixteen_requests_on_the_network() {
+    let held = Hold::default();
+    let base = site_with(held.clone()).await;
+    // The run ends at its own deadline with every request still held (their own is 15 s),
+    // so no slot ever frees: what reached the server is what the cap let out at once.
+    let gate = gate(&[("TOOLGATE_JS_TIMEOUT_MS", "1500")]).await;
+    let code = format!(r#"await Promise.all(Array.from({{ length: 40 }}, () => fetch("{base}/hold")));"#);
+    let (s, failed) = js(&gate, &code).await;
+    assert!(failed && s["timed_out"] == true, "{s}");
+    assert_eq!(held.arrived.load(Ordering::SeqCst), IN_FLIGHT);
     gate.stop().await;
 }

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use rquickjs::prelude::Async;
 use rquickjs::{ArrayBuffer, Ctx, Function, Object};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
+
+use crate::limits::FETCH_IN_FLIGHT;
 
 /// The HTTP side shared by every engine of a process: one client (built on first use, so
 /// a process that never fetches never loads TLS roots) and the limits.
@@ -79,9 +81,15 @@ impl Fetcher {
         headers: &str,
         body: Option<Vec<u8>>,
         cancel: Arc<Notify>,
+        in_flight: Arc<Semaphore>,
     ) -> Result<Answer, Failure> {
-        let request = self.request(url, method, headers, body)?;
+        let (request, asked) = self.request(url, method, headers, body)?;
         let exchange = async {
+            // Waiting for a slot counts against the deadline, like a slow server would.
+            let _slot = in_flight
+                .acquire_owned()
+                .await
+                .map_err(|_| Failure::type_error("fetch: the run is ending".to_owned()))?;
             let mut response = request
                 .send()
                 .await
@@ -107,7 +115,7 @@ impl Fetcher {
             Ok(Answer {
                 status: status.as_u16(),
                 status_text: status.canonical_reason().unwrap_or("").to_owned(),
-                redirected: final_url != url,
+                redirected: final_url != asked,
                 url: final_url,
                 headers: response
                     .headers()
@@ -138,7 +146,7 @@ impl Fetcher {
         method: &str,
         headers: &str,
         body: Option<Vec<u8>>,
-    ) -> Result<reqwest::RequestBuilder, Failure> {
+    ) -> Result<(reqwest::RequestBuilder, String), Failure> {
         let parsed =
             reqwest::Url::parse(url).map_err(|e| Failure::type_error(format!("fetch: invalid URL \"{url}\": {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -151,6 +159,7 @@ impl Fetcher {
             .map_err(|_| Failure::type_error(format!("fetch: \"{method}\" is not a valid HTTP method")))?;
         let pairs: Vec<(String, String)> =
             serde_json::from_str(headers).map_err(|e| Failure::type_error(format!("fetch: headers: {e}")))?;
+        let asked = parsed.to_string();
         let mut request = self.client()?.request(method, parsed);
         for (name, value) in pairs {
             let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
@@ -169,7 +178,7 @@ impl Fetcher {
             }
             request = request.body(body);
         }
-        Ok(request)
+        Ok((request, asked))
     }
 
     fn too_large(&self, length: Option<u64>) -> Failure {
@@ -197,9 +206,11 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// The host object handed to `web.js`: `fetch`, `abort`, `encode`, `decode` and
-/// `bodyLimit`. Requests in flight are registered by id so `abort(id)` can end one.
+/// `bodyLimit`. Requests in flight are registered by id so `abort(id)` can end one; at
+/// most [`FETCH_IN_FLIGHT`] of one run's are on the network at once, the rest wait.
 pub(super) fn host<'js>(ctx: &Ctx<'js>, fetcher: Arc<Fetcher>) -> rquickjs::Result<Object<'js>> {
     let in_flight: Arc<Mutex<HashMap<u32, Arc<Notify>>>> = Arc::default();
+    let slots = Arc::new(Semaphore::new(FETCH_IN_FLIGHT));
     let host = Object::new(ctx.clone())?;
     host.set("bodyLimit", fetcher.body_limit as f64)?;
 
@@ -215,6 +226,7 @@ pub(super) fn host<'js>(ctx: &Ctx<'js>, fetcher: Arc<Fetcher>) -> rquickjs::Resu
                   id: u32| {
                 let fetcher = fetcher.clone();
                 let registry = registry.clone();
+                let slots = slots.clone();
                 let cancel = Arc::new(Notify::new());
                 registry
                     .lock()
@@ -222,7 +234,7 @@ pub(super) fn host<'js>(ctx: &Ctx<'js>, fetcher: Arc<Fetcher>) -> rquickjs::Resu
                     .insert(id, cancel.clone());
                 let body = body.map(|b| copy(&b));
                 async move {
-                    let outcome = fetcher.fetch(&url, &method, &headers, body, cancel).await;
+                    let outcome = fetcher.fetch(&url, &method, &headers, body, cancel, slots).await;
                     registry.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
                     answer(&ctx, outcome)
                 }
