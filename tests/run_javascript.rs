@@ -182,3 +182,22 @@ async fn catalogue_tools_may_be_written_in_typescript() {
     assert_eq!(crate::util::expect_ok(&r)["sum"], 6.5);
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn runaway_recursion_is_an_error_not_a_crash() {
+    // Engines are built on one thread and run on another: the stack check must follow.
+    let gate = gate(&[]).await;
+    for _ in 0..3 {
+        let (s, t, failed) = js(&gate, "function down(n) { return down(n + 1) + 1; }\nreturn down(0);").await;
+        assert!(failed, "{t}");
+        let error = s["error"].as_str().unwrap();
+        assert!(
+            error.contains("RangeError: Maximum call stack size exceeded"),
+            "{error}"
+        );
+    }
+    let (s, _, failed) = js(&gate, "return 'still serving';").await;
+    assert!(!failed);
+    assert_eq!(s["result"], "still serving");
+    gate.stop().await;
+}
