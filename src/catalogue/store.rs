@@ -106,12 +106,19 @@ impl Store {
     pub async fn snapshot(&self) -> Result<Arc<Snapshot>, Error> {
         match &self.inner {
             // The build has no await point, so a caller dropping this future cannot leave
-            // the source taken and the cell empty.
+            // the source taken and the cell empty. A large catalogue takes a second to
+            // build: on a multi-thread runtime the worker hands its other tasks on first.
             Inner::Static(local) => Ok(local
                 .built
                 .get_or_init(async || {
-                    let loaded = lock(&local.read).take().unwrap_or_else(load::embedded);
-                    build(&self.reported, loaded, Origin::Local)
+                    let build = || {
+                        let loaded = lock(&local.read).take().unwrap_or_else(load::embedded);
+                        build(&self.reported, loaded, Origin::Local)
+                    };
+                    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+                        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(build),
+                        _ => build(),
+                    }
                 })
                 .await
                 .clone()),
