@@ -28,6 +28,7 @@ pub struct Handler {
     advertise: Advertise,
     runtimes: Runtimes,
     watch: Arc<Watch>,
+    listing: Arc<tools::Listing>,
 }
 
 impl Handler {
@@ -40,6 +41,7 @@ impl Handler {
             advertise,
             runtimes,
             watch: Arc::default(),
+            listing: Arc::default(),
         }
     }
 
@@ -89,7 +91,7 @@ impl ServerHandler for Handler {
                 None
             }
         };
-        let mut list = tools::advertised(snapshot.as_deref(), &self.name, self.advertise);
+        let mut list = self.listing.advertised(snapshot.as_ref(), &self.name, self.advertise);
         // Runtime tools follow the meta-tool, before the catalogue's tools.
         let at = 1.min(list.len());
         let mut extra = runtimes::tools(self.runtimes);

@@ -40,6 +40,37 @@ pub(crate) fn meta_tool(name: &str) -> McpTool {
         .with_annotations(annotations(&json!({"readOnlyHint": false, "openWorldHint": true})))
 }
 
+/// The advertised list of the snapshot last listed, kept because describing every tool
+/// (output schemas wrapped in the run envelope) was ~60% of answering `tools/list`, and
+/// clients list often while the snapshot rarely changes.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    last: std::sync::Mutex<Option<(Arc<Snapshot>, Vec<McpTool>)>>,
+}
+
+impl Listing {
+    /// [`advertised`] for `snapshot`, described again only when the snapshot changed.
+    pub(crate) fn advertised(
+        &self,
+        snapshot: Option<&Arc<Snapshot>>,
+        name: &str,
+        advertise: Advertise,
+    ) -> Vec<McpTool> {
+        let Some(snapshot) = snapshot else {
+            return advertised(None, name, advertise);
+        };
+        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((held, list)) = last.as_ref()
+            && Arc::ptr_eq(held, snapshot)
+        {
+            return list.clone();
+        }
+        let list = advertised(Some(snapshot), name, advertise);
+        *last = Some((snapshot.clone(), list.clone()));
+        list
+    }
+}
+
 /// Every tool `tools/list` shows, in stable order.
 pub(crate) fn advertised(snapshot: Option<&Snapshot>, name: &str, advertise: Advertise) -> Vec<McpTool> {
     let mut list = vec![meta_tool(name)];
