@@ -103,12 +103,12 @@ impl Js {
     /// Runs a TypeScript tool script: types erased (lines kept), then as [`Js::run_tool`].
     pub async fn run_typescript_tool(
         &self,
-        code: &str,
+        code: &Arc<str>,
         filename: String,
         params: serde_json::Value,
     ) -> Result<JsOutput, Error> {
-        let js = super::typescript::strip(code, &filename)?;
-        self.run_tool(Arc::from(js), filename, params).await
+        let js = self.scripts.typescript(&filename, code)?;
+        self.run_tool(js, filename, params).await
     }
 
     /// Runs a snippet as the body of an async function: the JS-VM seed's
