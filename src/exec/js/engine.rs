@@ -119,11 +119,6 @@ impl Engine {
         })
     }
 
-    /// The limits it was built with.
-    pub(super) fn limits(&self) -> JsLimits {
-        self.limits
-    }
-
     /// Runs `program` (`code` is its text) under the deadline, turning every way it can
     /// end into a value or one typed error, with the captured output in every case.
     /// A tool's script is read from `scripts` as bytecode when it compiles.

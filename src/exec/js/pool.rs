@@ -76,11 +76,6 @@ impl Js {
         }
     }
 
-    /// The bounds of every run.
-    pub fn limits(&self) -> JsLimits {
-        self.limits
-    }
-
     /// Runs a tool script: evaluates `code` (named `filename` in stack traces), then
     /// awaits `run(params)`.
     pub async fn run_tool(
@@ -130,9 +125,10 @@ impl Js {
         let (limits, fetcher, scripts) = (self.limits, self.fetcher.clone(), self.scripts.clone());
         let (tx, rx) = oneshot::channel::<Ran>();
         tokio::task::spawn_blocking(move || {
+            // Every spare was built by this backend, with these limits.
             let engine = match spare {
-                Some(engine) if engine.limits() == limits => Ok(engine),
-                _ => handle.block_on(Engine::new(limits, fetcher)),
+                Some(engine) => Ok(engine),
+                None => handle.block_on(Engine::new(limits, fetcher)),
             };
             match engine {
                 Ok(engine) => {
