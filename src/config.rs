@@ -100,7 +100,7 @@ pub enum Advertise {
     All,
     /// Only the meta-tool.
     Meta,
-    /// All when there are at most [`crate::limits::ADVERTISE_AUTO_MAX`], else only the meta-tool.
+    /// The meta-tool plus the tools that fit the byte budget ([`crate::limits::ADVERTISE_BYTES`]).
     Auto,
 }
 
@@ -121,36 +121,7 @@ impl Advertise {
     }
 }
 
-/// The runtime tools exposed (`TOOLGATE_RUNTIMES`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Runtimes {
-    /// `run_javascript` and `run_typescript`.
-    pub js: bool,
-    /// The `nyxilum_*` tools.
-    pub nyxilum: bool,
-}
-
-impl Runtimes {
-    /// Reads a comma- or space-separated list; unknown or not-yet-available names come
-    /// back as notes for stderr.
-    pub fn parse(raw: &str) -> (Runtimes, Vec<String>) {
-        let mut runtimes = Runtimes::default();
-        let mut notes = Vec::new();
-        for name in raw
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|n| !n.is_empty())
-        {
-            match name.to_ascii_lowercase().as_str() {
-                "js" | "javascript" => runtimes.js = true,
-                "nyxilum" | "nx" => runtimes.nyxilum = true,
-                other => notes.push(format!(
-                    "TOOLGATE_RUNTIMES: unknown runtime \"{other}\" ignored (known: js, nyxilum)"
-                )),
-            }
-        }
-        (runtimes, notes)
-    }
-}
+pub use crate::registry::Runtimes;
 
 /// Everything the settings say, checked.
 #[derive(Debug, Clone)]
@@ -194,6 +165,8 @@ pub struct Raw {
     pub execution: String,
     /// `TOOLGATE_ADVERTISE`.
     pub advertise: String,
+    /// `TOOLGATE_ADVERTISE_BYTES`.
+    pub advertise_bytes: u64,
     /// `TOOLGATE_NAME`.
     pub name: String,
     /// `TOOLGATE_RUNTIMES`.
@@ -216,6 +189,8 @@ const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1..=600_000;
 const JS_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
 /// Accepted range of `TOOLGATE_FETCH_TIMEOUT_MS`.
 const FETCH_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
+/// Accepted range of `TOOLGATE_ADVERTISE_BYTES`: at least room for the meta-tool.
+const ADVERTISE_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 * 1024;
 /// Accepted range of `TOOLGATE_JS_HEAP_MB`.
 const JS_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=16_384;
 
@@ -239,6 +214,7 @@ impl Config {
         check_range("TOOLGATE_TIMEOUT_MS", raw.timeout_ms, TIMEOUT_MS_RANGE)?;
         check_range("TOOLGATE_JS_TIMEOUT_MS", raw.js_timeout_ms, JS_TIMEOUT_MS_RANGE)?;
         check_range("TOOLGATE_JS_HEAP_MB", raw.js_heap_mb, JS_HEAP_MB_RANGE)?;
+        check_range("TOOLGATE_ADVERTISE_BYTES", raw.advertise_bytes, ADVERTISE_BYTES_RANGE)?;
         check_range(
             "TOOLGATE_FETCH_TIMEOUT_MS",
             raw.fetch_timeout_ms,
@@ -256,6 +232,7 @@ impl Config {
             js_wall_clock: Duration::from_millis(raw.js_timeout_ms),
             js_heap_bytes: usize::try_from(raw.js_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
             fetch_timeout: Duration::from_millis(raw.fetch_timeout_ms),
+            advertise_bytes: usize::try_from(raw.advertise_bytes).unwrap_or(usize::MAX),
             ..Limits::default()
         };
         Ok(Config {
@@ -310,6 +287,7 @@ mod tests {
             cache_ttl_ms: 60_000,
             execution: "remote".into(),
             advertise: "auto".into(),
+            advertise_bytes: 24_576,
             name: "toolgate".into(),
             js_timeout_ms: 30_000,
             js_heap_mb: 512,
@@ -369,30 +347,6 @@ mod tests {
         let mut r = raw();
         r.timeout_ms = 0;
         assert!(Config::from_raw(r).unwrap_err().contains("TOOLGATE_TIMEOUT_MS"));
-    }
-
-    #[test]
-    fn runtimes_list_is_read_leniently() {
-        assert_eq!(
-            Runtimes::parse("js").0,
-            Runtimes {
-                js: true,
-                nyxilum: false
-            }
-        );
-        assert_eq!(
-            Runtimes::parse(" js, nyxilum "),
-            (
-                Runtimes {
-                    js: true,
-                    nyxilum: true
-                },
-                vec![]
-            )
-        );
-        let (r, notes) = Runtimes::parse("python");
-        assert!(!r.js && notes[0].contains("python"));
-        assert_eq!(Runtimes::parse(""), (Runtimes::default(), vec![]));
     }
 
     #[test]

@@ -148,10 +148,107 @@ pub enum Error {
         /// The cap.
         limit: usize,
     },
+    /// The client cancelled the call before it finished; the run was stopped.
+    #[error("The call was cancelled by the client.")]
+    Cancelled,
     /// A fault of toolgate itself (a bug or an environment failure), not of the caller.
     #[error("Internal error: {0}")]
     Internal(String),
 }
+
+/// Every stable code, whether it is retryable, and what a caller should do about it: the
+/// one table the `recover` prompt, the guide and every answer's advice read from.
+pub const CODES: &[(&str, &str, &str)] = &[
+    (
+        "TOOL_NOT_FOUND",
+        "no",
+        "the slug names no tool: use one of the closest matches it lists, or search",
+    ),
+    (
+        "AMBIGUOUS_SLUG",
+        "no",
+        "the abbreviation fits several tools: use one of the full slugs it lists",
+    ),
+    (
+        "INVALID_PARAMS",
+        "no",
+        "a field breaks the schema: fix the field and rule it names",
+    ),
+    (
+        "BAD_REQUEST",
+        "no",
+        "the meta-tool call is malformed: fix it as the message says",
+    ),
+    (
+        "UNKNOWN_COMMAND",
+        "no",
+        "the meta-tool has no such command: use one it lists",
+    ),
+    ("BATCH_TOO_LARGE", "no", "more than the batch cap: split the batch"),
+    (
+        "BATCH_INVALID",
+        "no",
+        "some items cannot run and nothing ran: fix the listed items and resend",
+    ),
+    ("TIMEOUT", "yes", "the deadline passed: retry, perhaps with less work"),
+    (
+        "RATE_LIMITED",
+        "yes",
+        "the API is limiting calls: wait retry_after_ms, then retry",
+    ),
+    ("API_UNREACHABLE", "yes", "the catalogue API is down: retry later"),
+    (
+        "API_ERROR",
+        "5xx yes, 4xx no",
+        "the API answered with an error: follow its retryable flag",
+    ),
+    (
+        "UNAUTHORIZED",
+        "no",
+        "the API refused the key: the operator must fix TOOLGATE_API_KEY",
+    ),
+    (
+        "EXECUTION_ERROR",
+        "no",
+        "the tool's code failed on this input: change the input",
+    ),
+    (
+        "RESOURCE_LIMIT",
+        "no",
+        "the run hit its heap or output cap: send less data",
+    ),
+    (
+        "NO_SOURCE",
+        "no",
+        "the tool has no code to run here: use another tool or execution mode",
+    ),
+    (
+        "RUNTIME_UNAVAILABLE",
+        "no",
+        "the runtime the tool needs is not installed here",
+    ),
+    ("RUN_NOT_FOUND", "no", "the run id is not in this process's history"),
+    (
+        "SESSION_NOT_FOUND",
+        "no",
+        "the REPL session is gone or never existed: start a new one",
+    ),
+    (
+        "SESSION_LIMIT",
+        "no",
+        "too many REPL sessions are live: stop one, then start again",
+    ),
+    (
+        "CANCELLED",
+        "no",
+        "the client cancelled the call and its run was stopped",
+    ),
+    (
+        "INTERNAL_ERROR",
+        "no",
+        "a fault of toolgate itself: report it with the message",
+    ),
+];
 
 /// Why one batch item cannot run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,6 +311,7 @@ impl Error {
             Error::RunNotFound { .. } => "RUN_NOT_FOUND",
             Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
             Error::SessionLimit { .. } => "SESSION_LIMIT",
+            Error::Cancelled => "CANCELLED",
             Error::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -238,6 +336,7 @@ impl Error {
             | Error::RunNotFound { .. }
             | Error::SessionNotFound { .. }
             | Error::SessionLimit { .. }
+            | Error::Cancelled
             | Error::Internal(_) => false,
         }
     }
@@ -347,9 +446,11 @@ mod tests {
             (Error::RunNotFound { id: s() }, "RUN_NOT_FOUND", false),
             (Error::SessionNotFound { id: s() }, "SESSION_NOT_FOUND", false),
             (Error::SessionLimit { limit: 5 }, "SESSION_LIMIT", false),
+            (Error::Cancelled, "CANCELLED", false),
             (Error::Internal(s()), "INTERNAL_ERROR", false),
         ];
         for (error, code, retryable) in cases {
+            assert!(CODES.iter().any(|(c, _, _)| *c == code), "{code} has no advice");
             assert_eq!(error.code(), code, "{error:?}");
             assert_eq!(error.retryable(), retryable, "{error:?}");
         }

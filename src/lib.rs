@@ -16,6 +16,7 @@ pub mod history;
 pub mod limits;
 pub mod mcp;
 pub mod operator;
+pub mod registry;
 pub mod sandbox;
 pub mod search;
 pub mod transport;

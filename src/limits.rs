@@ -58,10 +58,11 @@ pub const API_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// Largest `{"params": ...}` body the catalogue server accepts, in bytes.
 pub const RUN_BODY_BYTES: usize = 8 * 1024 * 1024;
 
-/// Under `TOOLGATE_ADVERTISE=auto`, catalogues with at most this many advertisable tools
-/// list them all; larger ones list only the meta-tool, so a host's context is not spent
-/// on schemas the agent may never use.
-pub const ADVERTISE_AUTO_MAX: usize = 64;
+/// Under `TOOLGATE_ADVERTISE=auto`, the most bytes `tools/list` spends on tools (the
+/// meta-tool, runtime tools and as many catalogue tools as fit), serialised: 24 KiB, about
+/// 6,000 tokens of an agent's context. Peers list 3–8 KB; the embedded catalogue listed
+/// whole was 116 KB.
+pub const ADVERTISE_BYTES: usize = 24 * 1024;
 
 /// Results of a meta-tool search when the caller gives no limit.
 pub const SEARCH_LIMIT_DEFAULT: usize = 10;
@@ -181,6 +182,8 @@ pub struct Limits {
     pub http_timeout: Duration,
     /// Catalogue lifetime; zero fetches on every request. By default, [`CACHE_TTL`].
     pub cache_ttl: Duration,
+    /// Byte budget of `tools/list` under `auto`. By default, [`ADVERTISE_BYTES`].
+    pub advertise_bytes: usize,
 }
 
 impl Default for Limits {
@@ -192,6 +195,7 @@ impl Default for Limits {
             fetch_timeout: FETCH_TIMEOUT,
             http_timeout: HTTP_TIMEOUT,
             cache_ttl: CACHE_TTL,
+            advertise_bytes: ADVERTISE_BYTES,
         }
     }
 }

@@ -13,6 +13,7 @@ use toolgate::exec::Executor;
 use toolgate::gateway::Gateway;
 use toolgate::limits;
 use toolgate::mcp::Handler;
+use toolgate::registry::Builtins;
 
 /// An MCP gateway to a catalogue of tools.
 #[derive(Debug, Parser)]
@@ -39,6 +40,9 @@ struct Cli {
     /// Which tools are listed: all, meta or auto.
     #[arg(long, env = "TOOLGATE_ADVERTISE", global = true, default_value = "auto")]
     advertise: String,
+    /// Under `auto`, the most bytes `tools/list` may spend on tools.
+    #[arg(long, env = "TOOLGATE_ADVERTISE_BYTES", global = true, default_value_t = limits::ADVERTISE_BYTES as u64)]
+    advertise_bytes: u64,
     /// Print the version and which sandbox layers this kernel allows, then exit.
     #[arg(short = 'V', long, action = clap::ArgAction::SetTrue)]
     version: bool,
@@ -153,6 +157,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         cache_ttl_ms: cli.cache_ttl_ms,
         execution: cli.execution,
         advertise: cli.advertise,
+        advertise_bytes: cli.advertise_bytes,
         name: cli.name,
         runtimes: cli.runtimes,
         js_timeout_ms: cli.js_timeout_ms,
@@ -220,7 +225,12 @@ async fn run(cli: Cli) -> Result<(), String> {
                 );
             }
             let gateway = gateway(&config)?;
-            let handler = Handler::new(gateway.clone(), config.name.clone(), config.advertise, config.runtimes);
+            let handler = Handler::new(
+                gateway.clone(),
+                config.name.clone(),
+                config.advertise,
+                config.limits.advertise_bytes,
+            );
             // SIGTERM and SIGINT end the session like a closed stdin, so the cleanup
             // below runs instead of the process dying with children left behind.
             let served = tokio::select! {
@@ -301,7 +311,8 @@ fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
         ecosystem_root: config.nx_ecosystem_root.clone(),
     });
     let exec = Executor::new(config.execution, &config.limits, nyxilum);
-    Ok(Arc::new(Gateway::new(store, exec)))
+    let builtins = Builtins::new(config.runtimes, &config.limits).map_err(|e| e.to_string())?;
+    Ok(Arc::new(Gateway::new(store, exec, builtins)))
 }
 
 /// Diagnostics go to stderr only: stdout is the MCP transport. Warnings by default,

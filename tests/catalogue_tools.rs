@@ -8,7 +8,7 @@ use crate::util::{Gate, expect_error, expect_ok, structured};
 
 #[tokio::test]
 async fn every_embedded_tool_runs_its_examples_and_honours_its_output_schema() {
-    let gate = Gate::start(&[]).await;
+    let gate = Gate::start(&[("TOOLGATE_ADVERTISE", "all")]).await;
     let tools = gate.client.list_all_tools().await.unwrap();
     let catalogue: Vec<Value> = structured(&gate.meta(json!({"command": "list"})).await)["tools"]
         .as_array()

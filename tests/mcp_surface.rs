@@ -17,7 +17,7 @@ async fn fixture_gate() -> Gate {
 
 #[tokio::test]
 async fn embedded_tools_are_listed_with_real_schemas_in_stable_order() {
-    let gate = Gate::start(&[]).await;
+    let gate = Gate::start(&[("TOOLGATE_ADVERTISE", "all")]).await;
     let tools = gate.client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names[0], "toolgate", "the meta-tool comes first");

@@ -21,7 +21,7 @@ async fn eval(gate: &Gate, id: &str, code: &str) -> Value {
     let r = gate
         .call("nyxilum_repl_eval", json!({"session_id": id, "code": code}))
         .await;
-    structured(&r).clone()
+    crate::util::without_run_id(structured(&r))
 }
 
 fn folders(dir: &Path) -> usize {
@@ -103,9 +103,12 @@ async fn the_sixth_session_is_refused_and_unknown_ids_are_named() {
     let r = gate.call("nyxilum_repl_start", json!({})).await;
     expect_error(&r, "SESSION_LIMIT");
     let r = gate.call("nyxilum_repl_stop", json!({"session_id": ids[0]})).await;
-    assert_eq!(structured(&r), &json!({"success": true}));
+    assert_eq!(crate::util::without_run_id(structured(&r)), json!({"success": true}));
     let r = gate.call("nyxilum_repl_stop", json!({"session_id": ids[0]})).await;
-    assert_eq!(structured(&r), &json!({"success": true, "alreadyGone": true}));
+    assert_eq!(
+        crate::util::without_run_id(structured(&r)),
+        json!({"success": true, "alreadyGone": true})
+    );
     start(&gate).await;
     let r = gate
         .call(

@@ -57,7 +57,7 @@ async fn every_resource_is_listed_and_readable() {
 
     let manifest = read_json(&gate, "tg://tools/env-validator").await;
     assert_eq!(manifest["input_schema"]["required"], json!(["env_content"]));
-    let call = &manifest["call"];
+    let call = &manifest["example"];
     assert_eq!(call["name"], "env-validator");
     expect_ok(&gate.call("env-validator", call["arguments"].clone()).await);
     let abbreviated = read_json(&gate, "tg://tools/env-v").await;
@@ -97,7 +97,7 @@ async fn a_withheld_tool_is_reachable_as_a_resource() {
     assert_eq!(bad["advertised"], false);
     let manifest = read_json(&gate, bad["manifest"].as_str().unwrap()).await;
     assert_eq!(
-        manifest["call"]["name"], "toolgate",
+        manifest["example"]["name"], "toolgate",
         "its call goes through the meta-tool"
     );
     gate.stop().await;

@@ -390,3 +390,17 @@ pub async fn raw_exchange(env: &[(&str, &str)], requests: &[Value]) -> (Vec<Valu
     child.wait().await.unwrap();
     (out, stderr)
 }
+
+/// A structured answer without its `run_id` (checked to be there): the seeds' bodies
+/// compared whole, with the one field toolgate adds to every run.
+pub fn without_run_id(v: &Value) -> Value {
+    assert!(
+        v["run_id"].as_str().is_some_and(|id| id.starts_with('r')),
+        "no run_id: {v}"
+    );
+    let mut v = v.clone();
+    if let Some(map) = v.as_object_mut() {
+        map.remove("run_id");
+    }
+    v
+}

@@ -4,16 +4,25 @@
 use serde_json::{Map, Value, json};
 
 use super::snapshot::Tool;
+use crate::validate::Compiled;
 
 /// Params that pass the tool's own validator, or `None` when neither the examples nor
 /// the synthesis produce any.
 pub fn params_for(tool: &Tool) -> Option<Value> {
-    tool.manifest
-        .examples
-        .iter()
-        .map(|e| e.params.clone())
-        .chain(std::iter::once(synthesise(&tool.manifest.input_schema, 0)))
-        .find(|p| tool.validator.is_valid(p))
+    params_from(
+        tool.manifest.examples.iter().map(|e| e.params.clone()),
+        &tool.manifest.input_schema,
+        &tool.validator,
+    )
+}
+
+/// The first of `examples` that `validator` accepts, else params synthesised from
+/// `schema` when they pass; `None` when nothing does. Serves every kind of tool.
+pub fn params_from(examples: impl IntoIterator<Item = Value>, schema: &Value, validator: &Compiled) -> Option<Value> {
+    examples
+        .into_iter()
+        .chain(std::iter::once(synthesise(schema, 0)))
+        .find(|p| validator.is_valid(p))
 }
 
 /// Deepest nesting the synthesis follows; deeper required objects get `{}`.

@@ -80,17 +80,15 @@ pub async fn run(binary: &Path, source: &str, name: &str) -> Result<Report, Stri
         .await
         .map_err(|e| format!("tools/list failed: {e}"))?;
     let list = call(&client, name, json!({"command": "list"})).await?;
-    let slugs: Vec<String> = list["tools"]
-        .as_array()
-        .map(|t| t.iter().filter_map(|t| t["slug"].as_str().map(str::to_owned)).collect())
-        .unwrap_or_default();
-    if slugs.is_empty() {
+    let rows: Vec<Value> = list["tools"].as_array().cloned().unwrap_or_default();
+    if rows.is_empty() {
         return Err(format!("the catalogue {source} has no tools"));
     }
     let mut report = Report::default();
-    for slug in slugs {
+    for row in rows {
+        let slug = row["slug"].as_str().unwrap_or_default().to_owned();
         let start = Instant::now();
-        let verdict = match check_one(&client, &listed, name, &slug).await {
+        let verdict = match check_one(&client, &listed, name, &row).await {
             Ok(()) => Verdict::Passed,
             Err(Step::Skip(why)) => Verdict::Skipped(why),
             Err(Step::Fail(why)) => Verdict::Failed(why),
@@ -106,8 +104,14 @@ enum Step {
     Fail(String),
 }
 
-async fn check_one(client: &Client, listed: &[McpTool], name: &str, slug: &str) -> Result<(), Step> {
+async fn check_one(client: &Client, listed: &[McpTool], name: &str, row: &Value) -> Result<(), Step> {
+    let slug = row["slug"].as_str().unwrap_or_default();
     let fail = |step: &str, why: String| Step::Fail(format!("{step}: {why}"));
+    // A tool that cannot run here is listed as such and not advertised: not a pass.
+    if row["available"] == false {
+        let why = row["unavailable"]["reason"].as_str().unwrap_or_default();
+        return Err(Step::Skip(format!("its runtime is not available here ({why})")));
+    }
     // Describe: the schema command and its ready-to-send call.
     let schema = call(client, name, json!({"command": "schema", "slug": slug}))
         .await
@@ -130,7 +134,7 @@ async fn check_one(client: &Client, listed: &[McpTool], name: &str, slug: &str) 
     // Run the example and hold the answer to the advertised output schema.
     let args = example["arguments"].as_object().cloned().unwrap_or_default();
     let result = client
-        .call_tool(CallToolRequestParams::new(tool_name).with_arguments(args))
+        .call_tool(CallToolRequestParams::new(tool_name.clone()).with_arguments(args.clone()))
         .await
         .map_err(|e| fail("run", e.to_string()))?;
     let structured = result.structured_content.clone().unwrap_or(Value::Null);
@@ -142,15 +146,27 @@ async fn check_one(client: &Client, listed: &[McpTool], name: &str, slug: &str) 
         }
         return Err(fail("run", format!("{code}: {message}")));
     }
-    if let Some(schema) = output_schema {
-        let validator = jsonschema::validator_for(&Value::Object((*schema).clone()))
+    if let Some(schema) = &output_schema {
+        let validator = jsonschema::validator_for(&Value::Object((**schema).clone()))
             .map_err(|e| fail("output schema", format!("does not compile: {e}")))?;
-        let errors: Vec<String> = validator
-            .iter_errors(&structured)
-            .map(|e| format!("{} at {}", e, e.instance_path()))
-            .collect();
-        if !errors.is_empty() {
-            return Err(fail("output schema", errors.join("; ")));
+        admits(&validator, &structured).map_err(|e| fail("output schema", e))?;
+        // A failure answer must fit the advertised schema too (clients check it even
+        // when isError is set): send params that break the input schema.
+        let input = listed
+            .iter()
+            .find(|t| t.name == slug)
+            .map(|t| Value::Object((*t.input_schema).clone()))
+            .unwrap_or(Value::Null);
+        if let Some(bad) = broken(&input, &args) {
+            let refused = client
+                .call_tool(CallToolRequestParams::new(tool_name).with_arguments(bad))
+                .await
+                .map_err(|e| fail("failure answer", e.to_string()))?;
+            let body = refused.structured_content.clone().unwrap_or(Value::Null);
+            if refused.is_error != Some(true) || body["code"] != "INVALID_PARAMS" {
+                return Err(fail("failure answer", format!("bad params were not refused: {body}")));
+            }
+            admits(&validator, &body).map_err(|e| fail("failure answer", e))?;
         }
     }
     // Resolve as a resource.
@@ -163,6 +179,35 @@ async fn check_one(client: &Client, listed: &[McpTool], name: &str, slug: &str) 
         return Err(fail("resource", format!("{uri} is empty")));
     }
     Ok(())
+}
+
+/// `Ok` when `validator` accepts `body`, else every violation with its path.
+fn admits(validator: &jsonschema::Validator, body: &Value) -> Result<(), String> {
+    let errors: Vec<String> = validator
+        .iter_errors(body)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// `args` with one typed property given a value of another type, so the input schema
+/// refuses it; `None` when the schema declares no typed property to break.
+fn broken(input: &Value, args: &serde_json::Map<String, Value>) -> Option<serde_json::Map<String, Value>> {
+    let validator = jsonschema::validator_for(input).ok()?;
+    let props = input.get("properties")?.as_object()?;
+    props.iter().find_map(|(key, rule)| {
+        let wrong = match rule.get("type")?.as_str()? {
+            "string" => json!(12345),
+            _ => json!("not the declared type"),
+        };
+        let mut bad = args.clone();
+        bad.insert(key.clone(), wrong);
+        (!validator.is_valid(&Value::Object(bad.clone()))).then_some(bad)
+    })
 }
 
 /// Calls the meta-tool; an error result becomes its message.

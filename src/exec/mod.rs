@@ -7,4 +7,4 @@ pub mod nyxilum;
 mod plan;
 pub mod process;
 
-pub use plan::{Executor, Outcome, Where};
+pub use plan::{Executor, Outcome};

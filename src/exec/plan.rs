@@ -7,10 +7,10 @@
 //! here) and falls back to the API otherwise.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use moka::future::Cache;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::js::{Js, JsLimits};
 use super::nyxilum::Nyxilum;
@@ -20,38 +20,24 @@ use crate::config::Execution;
 use crate::error::Error;
 use crate::limits::Limits;
 
-/// Which backend ran a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Where {
-    /// The catalogue API ran it.
-    Api,
-    /// The local QuickJS engine ran it.
-    Js,
-    /// A local NyxilumNode process ran it.
-    Nyxilum,
-}
-
 /// What a successful run produced.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     /// The tool's result.
     pub result: Value,
-    /// Wall time of the whole call, as the gateway saw it.
-    pub duration: Duration,
     /// What the code printed on stdout (may be empty).
     pub stdout: String,
     /// What the code printed on stderr (may be empty).
     pub stderr: String,
     /// True if and only if captured output was cut at its cap.
     pub truncated: bool,
-    /// Which backend ran it.
-    pub ran: Where,
 }
 
 /// Runs validated calls.
 #[derive(Debug)]
 pub struct Executor {
     mode: Execution,
+    output_chars: usize,
     js: Js,
     nyxilum: Nyxilum,
     /// Sources fetched from an API, kept as long as the catalogue is; `None` at TTL 0.
@@ -75,6 +61,7 @@ impl Executor {
         });
         Executor {
             mode,
+            output_chars: limits.output_chars,
             js: Js::new(js),
             nyxilum,
             sources,
@@ -95,6 +82,30 @@ impl Executor {
         }
     }
 
+    /// Returns `Ok` when `tool` from a catalogue of `origin` can run under this
+    /// executor's rule, else the error a call would meet now (NyxilumNode missing, no
+    /// source). Used to keep tools that cannot run here out of `tools/list`.
+    pub fn availability(&self, origin: Origin, tool: &Tool) -> Result<(), Error> {
+        let nyxilum = || self.nyxilum.locator().locate().map(|_| ());
+        match (origin, self.mode) {
+            (Origin::Local, _) => match (&tool.code, tool.runtime()) {
+                (Some(_), Some(Runtime::Nyxilum)) => nyxilum(),
+                (Some(_), Some(_)) => Ok(()),
+                _ => Err(Error::NoSource {
+                    slug: tool.slug().to_owned(),
+                    remote_possible: false,
+                }),
+            },
+            (Origin::Remote, Execution::Local) if tool.runtime() == Some(Runtime::Nyxilum) => nyxilum(),
+            (Origin::Remote, _) => Ok(()),
+        }
+    }
+
+    /// Characters kept per output stream of a JavaScript run.
+    pub fn output_chars(&self) -> usize {
+        self.output_chars
+    }
+
     /// The local JavaScript backend (also used by the runtime tools).
     pub fn js(&self) -> &Js {
         &self.js
@@ -107,22 +118,22 @@ impl Executor {
         api: Option<&ApiClient>,
         tool: &Tool,
         params: Value,
+        cancel: &CancellationToken,
     ) -> Result<Outcome, Error> {
-        let start = Instant::now();
         let slug = tool.slug();
         match (origin, api, self.mode) {
             (Origin::Local, _, _) => match (&tool.code, tool.runtime()) {
-                (Some(code), Some(runtime)) => self.local(slug, runtime, code.clone(), params, start).await,
+                (Some(code), Some(runtime)) => self.local(slug, runtime, code.clone(), params, cancel).await,
                 _ => Err(Error::NoSource {
                     slug: slug.to_owned(),
                     remote_possible: false,
                 }),
             },
             (Origin::Remote, None, _) => Err(Error::Internal("an HTTP catalogue without an API client".into())),
-            (Origin::Remote, Some(api), Execution::Remote) => remote(api, slug, &params, start).await,
+            (Origin::Remote, Some(api), Execution::Remote) => remote(api, slug, &params).await,
             (Origin::Remote, Some(api), Execution::Local) => match self.source(api, slug).await? {
                 Some(src) => {
-                    self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, start)
+                    self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, cancel)
                         .await
                 }
                 None => Err(Error::NoSource {
@@ -132,13 +143,13 @@ impl Executor {
             },
             (Origin::Remote, Some(api), Execution::Auto) => match self.source(api, slug).await {
                 Ok(Some(src)) if self.is_local_runtime(src.runtime) => {
-                    self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, start)
+                    self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, cancel)
                         .await
                 }
-                Ok(_) => remote(api, slug, &params, start).await,
+                Ok(_) => remote(api, slug, &params).await,
                 Err(e) => {
                     tracing::debug!("auto: no source for {slug} ({e}); running it through the API");
-                    remote(api, slug, &params, start).await
+                    remote(api, slug, &params).await
                 }
             },
         }
@@ -166,36 +177,36 @@ impl Executor {
         runtime: Runtime,
         code: Arc<str>,
         params: Value,
-        start: Instant,
+        cancel: &CancellationToken,
     ) -> Result<Outcome, Error> {
         let out = match runtime {
-            Runtime::Javascript => self.js.run_tool(code, format!("{slug}.js"), params).await?,
-            Runtime::Typescript => self.js.run_typescript_tool(&code, format!("{slug}.ts"), params).await?,
+            Runtime::Javascript => self.js.run_tool(code, format!("{slug}.js"), params, cancel).await?,
+            Runtime::Typescript => {
+                self.js
+                    .run_typescript_tool(&code, format!("{slug}.ts"), params, cancel)
+                    .await?
+            }
             Runtime::Nyxilum => {
                 let (result, out) = self.nyxilum.tool(slug, &code, &params).await?;
                 return Ok(Outcome {
                     result,
-                    duration: start.elapsed(),
                     truncated: out.is_truncated(),
                     stdout: String::new(),
                     stderr: out.stderr.text,
-                    ran: Where::Nyxilum,
                 });
             }
         };
         let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
         Ok(Outcome {
             result: out.result,
-            duration: start.elapsed(),
             stdout: out.captured.stdout.into_text(),
             stderr: out.captured.stderr.into_text(),
             truncated,
-            ran: Where::Js,
         })
     }
 }
 
-async fn remote(api: &ApiClient, slug: &str, params: &Value, start: Instant) -> Result<Outcome, Error> {
+async fn remote(api: &ApiClient, slug: &str, params: &Value) -> Result<Outcome, Error> {
     let answer = api.run(slug, params).await.map_err(|e| match e {
         Error::InvalidParams { violations, .. } => Error::InvalidParams {
             slug: slug.to_owned(),
@@ -213,10 +224,8 @@ async fn remote(api: &ApiClient, slug: &str, params: &Value, start: Instant) -> 
     })?;
     Ok(Outcome {
         result: answer.result,
-        duration: start.elapsed(),
         stdout: answer.stdout,
         stderr: answer.stderr,
         truncated: false,
-        ran: Where::Api,
     })
 }

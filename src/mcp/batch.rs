@@ -9,9 +9,11 @@ use rmcp::model::{CallToolResult, JsonObject, ProgressNotificationParam, Progres
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 
-use super::convert::{answer, run_structured};
+use tokio_util::sync::CancellationToken;
+
+use super::convert::answer;
 use crate::error::{BatchProblem, Error};
-use crate::gateway::{Gateway, Run};
+use crate::gateway::{Gateway, Reach, Run};
 use crate::limits::BATCH_MAX;
 
 /// Where progress goes, when the host asked for it.
@@ -38,6 +40,7 @@ pub(crate) async fn batch(
     gateway: &Gateway,
     args: &JsonObject,
     progress: Option<Progress>,
+    cancel: &CancellationToken,
 ) -> Result<CallToolResult, Error> {
     let Some(Value::Array(items)) = args.get("runs") else {
         return Err(Error::BadRequest(
@@ -55,7 +58,6 @@ pub(crate) async fn batch(
             limit: BATCH_MAX,
         });
     }
-    let snapshot = gateway.snapshot().await?;
     let mut planned = Vec::with_capacity(items.len());
     let mut problems = Vec::new();
     for (index, item) in items.iter().enumerate() {
@@ -67,18 +69,20 @@ pub(crate) async fn batch(
             message,
         };
         if slug.is_empty() {
-            problems.push(problem("BAD_REQUEST", "each run needs a \"slug\"".into()));
+            let e = Error::BadRequest("each run needs a \"slug\"".into());
+            problems.push(problem(e.code(), e.to_string()));
             continue;
         }
         let params = match item.get("params") {
             None | Some(Value::Null) => json!({}),
             Some(p) => p.clone(),
         };
-        match snapshot
-            .resolve(slug)
-            .and_then(|tool| tool.validator.check(tool.slug(), &params).map(|()| tool.clone()))
-        {
-            Ok(tool) => planned.push((index, tool, params)),
+        let checked = match gateway.resolve(slug, Reach::Meta).await {
+            Ok(entry) => entry.validator().check(entry.name(), &params).map(|()| entry),
+            Err(e) => Err(e),
+        };
+        match checked {
+            Ok(entry) => planned.push((index, entry, params)),
             Err(e) => problems.push(problem(e.code(), e.to_string())),
         }
     }
@@ -91,34 +95,25 @@ pub(crate) async fn batch(
     }
     let mut pending: FuturesUnordered<_> = planned
         .into_iter()
-        .map(|(index, tool, params)| {
-            let snapshot = &snapshot;
-            async move {
-                (
-                    index,
-                    tool.slug().to_owned(),
-                    gateway.run_tool(snapshot, &tool, params).await,
-                )
-            }
-        })
+        .map(|(index, entry, params)| async move { (index, gateway.call(&entry, params, cancel).await) })
         .collect();
-    let mut finished: Vec<Option<(String, Result<Run, Error>)>> = (0..total).map(|_| None).collect();
+    let mut finished: Vec<Option<Run>> = (0..total).map(|_| None).collect();
     let mut done = 0;
-    while let Some((index, slug, outcome)) = pending.next().await {
+    while let Some((index, run)) = pending.next().await {
         done += 1;
         if let Some(p) = &progress {
-            let how = if outcome.is_ok() { "ok" } else { "failed" };
-            p.tick(done, total, format!("#{index} {slug} {how}")).await;
+            let how = if run.is_ok() { "ok" } else { "failed" };
+            p.tick(done, total, format!("#{index} {} {how}", run.name)).await;
         }
-        finished[index] = Some((slug, outcome));
+        finished[index] = Some(run);
     }
     Ok(render(finished.into_iter().flatten().collect()))
 }
 
 /// The tally first, failures before successes in the text; every payload in input order
-/// in `structuredContent`.
-fn render(finished: Vec<(String, Result<Run, Error>)>) -> CallToolResult {
-    let failed = finished.iter().filter(|(_, r)| r.is_err()).count();
+/// in `structuredContent`, each the body its tool answers alone.
+fn render(finished: Vec<Run>) -> CallToolResult {
+    let failed = finished.iter().filter(|r| !r.is_ok()).count();
     let succeeded = finished.len() - failed;
     let mut text = format!("Batch of {}: {succeeded} succeeded, {failed} failed.\n", finished.len());
     let mut failures = String::new();
@@ -126,18 +121,21 @@ fn render(finished: Vec<(String, Result<Run, Error>)>) -> CallToolResult {
     let results: Vec<Value> = finished
         .iter()
         .enumerate()
-        .map(|(index, (slug, outcome))| match outcome {
-            Ok(run) => {
-                successes.push_str(&format!("#{index} {slug} ({}): {}\n", run.id, run.outcome.result));
-                let mut v = run_structured(run);
-                v["index"] = json!(index);
-                v["slug"] = json!(slug);
-                v
+        .map(|(index, run)| {
+            match &run.produced.ended {
+                Ok(result) => successes.push_str(&format!("#{index} {} ({}): {result}\n", run.name, run.id)),
+                Err(e) => failures.push_str(&format!(
+                    "#{index} {} ({}): {} ({}): {e}\n",
+                    run.name,
+                    run.id,
+                    e.code(),
+                    if e.retryable() { "retryable" } else { "not retryable" }
+                )),
             }
-            Err(e) => {
-                failures.push_str(&format!("#{index} {slug}: {} ({}): {e}\n", e.code(), retry_word(e)));
-                json!({"index": index, "slug": slug, "success": false, "error": e.to_string(), "code": e.code(), "retryable": e.retryable()})
-            }
+            let mut v = run.body();
+            v["index"] = json!(index);
+            v["slug"] = json!(run.name);
+            v
         })
         .collect();
     if failed > 0 {
@@ -147,11 +145,8 @@ fn render(finished: Vec<(String, Result<Run, Error>)>) -> CallToolResult {
         text.push_str(&format!("Succeeded:\n{successes}"));
     }
     answer(
+        true,
         text,
         json!({"total": finished.len(), "succeeded": succeeded, "failed": failed, "results": results}),
     )
-}
-
-fn retry_word(e: &Error) -> &'static str {
-    if e.retryable() { "retryable" } else { "not retryable" }
 }

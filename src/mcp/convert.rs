@@ -1,47 +1,52 @@
 //! The one place toolgate results and errors become MCP results.
 //!
-//! Every answer carries human-readable text and `structuredContent` with the same facts.
-//! Everything that happens while running a tool is an `isError` result carrying
-//! `{success:false, error, code, retryable}`; only an unroutable call is a protocol error.
+//! Every answer carries human-readable text and `structuredContent` with the same facts
+//! ([`answer`] builds both); captured output is shown by one builder ([`sections`]).
+//! Everything that happens while running a tool is an `isError` result whose
+//! `structuredContent` carries `{success:false, error, code, retryable}` — which every
+//! advertised output schema admits; only an unroutable call is a protocol error.
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
 use crate::error::Error;
-use crate::gateway::Run;
+use crate::gateway::{Output, Run, failure_body, snippet_error};
+use crate::registry::Shape;
 
-/// A successful answer: `text` for people, `structured` for programs.
-pub(crate) fn answer(text: String, structured: Value) -> CallToolResult {
-    let mut result = CallToolResult::structured(structured);
+/// An answer: `text` for people, `structured` for programs; `isError` unless `ok`.
+pub(crate) fn answer(ok: bool, text: String, structured: Value) -> CallToolResult {
+    let mut result = if ok {
+        CallToolResult::structured(structured)
+    } else {
+        CallToolResult::structured_error(structured)
+    };
     result.content = vec![ContentBlock::text(text)];
     result
 }
 
-/// A failure as an `isError` result.
+/// A failure outside a run (meta-tool misuse, a refused batch) as an `isError` result.
 pub(crate) fn failure(e: &Error) -> CallToolResult {
-    let mut body = json!({
-        "success": false,
-        "error": e.to_string(),
-        "code": e.code(),
-        "retryable": e.retryable(),
-    });
-    if let Some(after) = e.retry_after() {
-        body["retry_after_ms"] = json!(after.as_millis() as u64);
-    }
-    if let Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } = e {
-        body["candidates"] = json!(candidates);
-    }
-    if let Error::BatchInvalid { problems } = e {
-        body["items"] = problems
-            .iter()
-            .map(|p| json!({"index": p.index, "slug": p.slug, "code": p.code, "error": p.message}))
-            .collect();
-    }
+    answer(false, failure_line(e), failure_body(e))
+}
+
+/// `Error CODE (retryable): message`.
+fn failure_line(e: &Error) -> String {
     let retry = if e.retryable() { "retryable" } else { "not retryable" };
-    let mut result = CallToolResult::structured_error(body);
-    result.content = vec![ContentBlock::text(format!("Error {} ({retry}): {e}", e.code()))];
-    result
+    format!("Error {} ({retry}): {e}", e.code())
+}
+
+/// Appends captured output to `text`: a `stdout:` and a `stderr:` section when not
+/// empty, and a note when either was cut at its cap.
+pub(crate) fn sections(text: &mut String, output: &Output) {
+    for (name, stream) in [("stdout", &output.stdout), ("stderr", &output.stderr)] {
+        if !stream.is_empty() {
+            text.push_str(&format!("\n{name}:\n{}", stream.trim_end_matches('\n')));
+        }
+    }
+    if output.truncated {
+        text.push_str(&format!("\nnote:\nOutput was truncated at {} per stream.", output.cap));
+    }
 }
 
 /// A direct `tools/call` naming no tool this server has: a protocol error (−32602) whose
@@ -54,46 +59,50 @@ pub(crate) fn unknown_tool(e: &Error) -> McpError {
     McpError::invalid_params(e.to_string(), Some(json!({"code": e.code(), "candidates": candidates})))
 }
 
-/// The structured block of a run (DESIGN §5).
-pub(crate) fn run_structured(run: &Run) -> Value {
-    let o = &run.outcome;
-    let mut v = json!({
-        "success": true,
-        "result": o.result,
-        "duration_ms": o.duration.as_millis() as u64,
-        "run_id": run.id,
-    });
-    if !o.stdout.is_empty() {
-        v["stdout"] = json!(o.stdout);
-    }
-    if !o.stderr.is_empty() {
-        v["stderr"] = json!(o.stderr);
-    }
-    if o.truncated {
-        v["truncated"] = json!(true);
-    }
-    v
+/// Any run as an MCP result: the body from the gateway, the text in the family's format.
+pub(crate) fn run_result(run: &Run) -> CallToolResult {
+    answer(run.is_ok(), run_text(run), run.body())
 }
 
-/// A run as an MCP result.
-pub(crate) fn run_result(run: &Run) -> CallToolResult {
-    let o = &run.outcome;
-    let pretty = pretty(&o.result);
-    let mut text = format!(
-        "{} finished in {} ms (run {}).\nResult:\n{pretty}",
-        run.slug,
-        o.duration.as_millis(),
-        run.id
-    );
-    for (name, stream) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
-        if !stream.is_empty() {
-            text.push_str(&format!("\n{name}:\n{}", stream.trim_end()));
+/// A run's text. A call that never reached its backend reads as a failure line in every
+/// family; otherwise each family keeps its seed's layout.
+pub(crate) fn run_text(run: &Run) -> String {
+    let p = &run.produced;
+    let mut text = match (&p.ended, run.shape, p.reached) {
+        (Err(e), _, false) | (Err(e), Shape::Envelope, true) => failure_line(e),
+        (Ok(result), Shape::Envelope, true) => format!(
+            "{} finished in {} ms (run {}).\nResult:\n{}",
+            run.name,
+            run.duration.as_millis(),
+            run.id,
+            pretty(result)
+        ),
+        (Ok(_), _, false) => format!("{} finished (run {}).", run.name, run.id),
+        (_, Shape::Snippet, true) => format!("Code execution finished in {:.3} seconds.", run.duration.as_secs_f64()),
+        (_, Shape::Flat, true) => p.headline.clone(),
+    };
+    if p.reached {
+        sections(&mut text, &p.output);
+        match (&p.ended, run.shape) {
+            (Ok(result), Shape::Snippet) if !result.is_null() => {
+                let shown = match result {
+                    Value::String(s) => s.clone(),
+                    other => pretty(other),
+                };
+                text.push_str(&format!("\nresult:\n{shown}"));
+            }
+            (Err(e), Shape::Snippet | Shape::Flat) => {
+                let said = if run.shape == Shape::Snippet {
+                    snippet_error(e)
+                } else {
+                    e.to_string()
+                };
+                text.push_str(&format!("\nerror:\n{said}"));
+            }
+            _ => {}
         }
     }
-    if o.truncated {
-        text.push_str("\nnote: output was truncated at its limit.");
-    }
-    answer(text, run_structured(run))
+    text.trim_start_matches('\n').to_owned()
 }
 
 /// JSON for people: indented.

@@ -16,32 +16,35 @@ use serde_json::Value;
 use super::batch::Progress;
 use super::convert::{failure, run_result, unknown_tool};
 use super::watch::Watch;
-use super::{meta, nyxilum, nyxilum_tools, prompts, resources, runtimes, tools};
-use crate::config::{Advertise, Runtimes};
-use crate::gateway::Gateway;
+use super::{meta, prompts, resources, tools};
+use crate::config::Advertise;
+use crate::error::Error;
+use crate::gateway::{Gateway, Reach};
+use crate::registry::Entry;
 
 /// toolgate's MCP server.
 #[derive(Debug, Clone)]
 pub struct Handler {
     gateway: Arc<Gateway>,
     name: String,
-    advertise: Advertise,
-    runtimes: Runtimes,
     watch: Arc<Watch>,
     listing: Arc<tools::Listing>,
 }
 
 impl Handler {
-    /// A handler over `gateway`, with the meta-tool named `name` and the runtime tools
-    /// `runtimes` asks for.
-    pub fn new(gateway: Arc<Gateway>, name: String, advertise: Advertise, runtimes: Runtimes) -> Handler {
+    /// A handler over `gateway`, with the meta-tool named `name`, listing tools under
+    /// `advertise` within `budget` bytes (for `auto`).
+    pub fn new(gateway: Arc<Gateway>, name: String, advertise: Advertise, budget: usize) -> Handler {
+        let policy = tools::Policy {
+            name: name.clone(),
+            advertise,
+            budget,
+        };
         Handler {
             gateway,
             name,
-            advertise,
-            runtimes,
             watch: Arc::default(),
-            listing: Arc::default(),
+            listing: Arc::new(tools::Listing::new(policy)),
         }
     }
 
@@ -58,9 +61,13 @@ impl ServerHandler for Handler {
             self.name
         );
         ServerConfig::new(
+            // list_changed is declared where it is sent: tools and resources change with
+            // the catalogue; prompts are fixed.
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_resources()
+                .enable_resources_list_changed()
                 .enable_prompts()
                 .enable_completions()
                 .build(),
@@ -72,7 +79,7 @@ impl ServerHandler for Handler {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.watch
             .clone()
-            .spawn_poll(self.gateway.clone(), self.name.clone(), self.advertise, context.peer);
+            .spawn_poll(self.gateway.clone(), self.listing.clone(), context.peer);
     }
 
     async fn list_tools(
@@ -83,7 +90,9 @@ impl ServerHandler for Handler {
         // An unreachable catalogue still lists the meta-tool, which explains the outage.
         let snapshot = match self.gateway.snapshot().await {
             Ok(s) => {
-                self.watch.observe(&s, &self.name, self.advertise, &context.peer).await;
+                self.watch
+                    .observe(&self.gateway, &self.listing, &s, &context.peer)
+                    .await;
                 Some(s)
             }
             Err(e) => {
@@ -91,15 +100,8 @@ impl ServerHandler for Handler {
                 None
             }
         };
-        let mut list = self.listing.advertised(snapshot.as_ref(), &self.name, self.advertise);
-        // Runtime tools follow the meta-tool, before the catalogue's tools.
-        let at = 1.min(list.len());
-        let mut extra = runtimes::tools(self.runtimes);
-        if self.runtimes.nyxilum {
-            extra.extend(nyxilum_tools::tools());
-        }
-        list.splice(at..at, extra);
-        Ok(ListToolsResult::with_all_items(list))
+        let listed = self.listing.advertised(&self.gateway, snapshot.as_ref());
+        Ok(ListToolsResult::with_all_items(listed.tools.clone()))
     }
 
     async fn list_resources(
@@ -178,31 +180,23 @@ impl ServerHandler for Handler {
                 peer: context.peer.clone(),
                 token,
             });
-            return Ok(meta::call(&self.gateway, &self.name, &args, progress).await.into());
+            return Ok(meta::call(&self.gateway, &self.name, &args, progress, &context.ct)
+                .await
+                .into());
         }
-        if let Some(answer) = runtimes::call(&self.gateway, self.runtimes, &request.name, &args).await {
-            return Ok(answer.into());
-        }
-        if self.runtimes.nyxilum
-            && let Some(answer) = nyxilum::call(&self.gateway, &request.name, &args).await
-        {
-            return Ok(answer.into());
-        }
-        let snapshot = match self.gateway.snapshot().await {
-            Ok(s) => s,
+        let entry = match self.gateway.resolve(&request.name, Reach::Direct).await {
+            Ok(entry) => entry,
+            Err(e @ (Error::ToolNotFound { .. } | Error::AmbiguousSlug { .. })) => return Err(unknown_tool(&e)),
+            // The catalogue itself failed (an API that is down): a result the agent can
+            // act on, not a protocol error.
             Err(e) => return Ok(failure(&e).into()),
         };
-        self.watch
-            .observe(&snapshot, &self.name, self.advertise, &context.peer)
-            .await;
-        let tool = snapshot
-            .resolve_advertisable(&request.name)
-            .map_err(|e| unknown_tool(&e))?
-            .clone();
-        let result = match self.gateway.run_tool(&snapshot, &tool, Value::Object(args)).await {
-            Ok(run) => run_result(&run),
-            Err(e) => failure(&e),
-        };
-        Ok(result.into())
+        if let Entry::Catalogue { snapshot, .. } = &entry {
+            self.watch
+                .observe(&self.gateway, &self.listing, snapshot, &context.peer)
+                .await;
+        }
+        let run = self.gateway.call(&entry, Value::Object(args), &context.ct).await;
+        Ok(run_result(&run).into())
     }
 }

@@ -5,13 +5,16 @@
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
+use tokio_util::sync::CancellationToken;
+
 use super::batch::Progress;
 use super::convert::{answer, failure, pretty, run_result};
 use super::tools::COMMANDS;
 use crate::catalogue::{Snapshot, Tool, example};
 use crate::error::Error;
-use crate::gateway::Gateway;
+use crate::gateway::{Gateway, Reach};
 use crate::limits::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
+use crate::registry::Entry;
 use crate::search::QueryError;
 
 /// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
@@ -20,8 +23,9 @@ pub(crate) async fn call(
     meta_name: &str,
     args: &JsonObject,
     progress: Option<Progress>,
+    cancel: &CancellationToken,
 ) -> CallToolResult {
-    match dispatch(gateway, meta_name, args, progress).await {
+    match dispatch(gateway, meta_name, args, progress, cancel).await {
         Ok(result) => result,
         Err(e) => failure(&e),
     }
@@ -32,6 +36,7 @@ async fn dispatch(
     meta_name: &str,
     args: &JsonObject,
     progress: Option<Progress>,
+    cancel: &CancellationToken,
 ) -> Result<CallToolResult, Error> {
     let command = match args.get("command") {
         Some(Value::String(c)) => c.as_str(),
@@ -48,11 +53,10 @@ async fn dispatch(
             let snapshot = gateway.snapshot().await?;
             Ok(search(&snapshot, args)?)
         }
-        "list" => Ok(list(&*gateway.snapshot().await?)),
+        "list" => Ok(list(gateway, &*gateway.snapshot().await?)),
         "schema" => {
-            let snapshot = gateway.snapshot().await?;
-            let tool = snapshot.resolve(slug_arg(args)?)?;
-            Ok(schema(tool, meta_name))
+            let entry = gateway.resolve(slug_arg(args)?, Reach::Meta).await?;
+            Ok(schema(&entry, meta_name))
         }
         "run" => {
             let slug = slug_arg(args)?;
@@ -60,9 +64,9 @@ async fn dispatch(
                 None | Some(Value::Null) => json!({}),
                 Some(p) => p.clone(),
             };
-            Ok(run_result(&gateway.run(slug, params).await?))
+            Ok(run_result(&gateway.run(slug, params, cancel).await?))
         }
-        "batch" => super::batch::batch(gateway, args, progress).await,
+        "batch" => super::batch::batch(gateway, args, progress, cancel).await,
         "history" => super::runs::history(gateway.history(), args),
         "diff" => super::runs::diff(gateway.history(), args),
         other => Err(Error::UnknownCommand {
@@ -140,57 +144,86 @@ fn search(snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Erro
             })
         })
         .collect();
-    Ok(answer(text, json!({ "results": results })))
+    Ok(answer(true, text, json!({ "results": results })))
 }
 
-fn list(snapshot: &Snapshot) -> CallToolResult {
-    let mut text = format!("{} tools:\n", snapshot.tools().len());
-    let tools: Vec<Value> = snapshot
-        .tools()
+/// Every tool: the built-in runtime tools first, then the catalogue by slug. A tool
+/// that cannot run here says why (`available: false`, `unavailable`).
+fn list(gateway: &Gateway, snapshot: &Snapshot) -> CallToolResult {
+    let builtins = gateway.builtins().all();
+    let mut text = format!("{} tools:\n", builtins.len() + snapshot.tools().len());
+    let mut tools: Vec<Value> = builtins
         .iter()
-        .map(|t| {
-            let m = &t.manifest;
-            let reach = if t.is_advertisable {
-                ""
-            } else {
-                " (meta-tool only: slug cannot be an MCP tool name)"
-            };
-            text.push_str(&format!("{} — {}{reach}\n", m.slug, m.summary()));
-            json!({"slug": m.slug, "name": m.name, "description": m.summary(), "category": m.category, "tags": m.tags})
+        .map(|b| {
+            let d = &b.definition;
+            let summary = crate::catalogue::manifest::first_sentence(&d.description);
+            text.push_str(&format!("{} — {summary} (runtime tool)\n", d.name));
+            json!({"slug": d.name, "name": d.title, "description": summary, "category": "runtime", "tags": []})
         })
         .collect();
-    answer(text, json!({ "tools": tools }))
+    tools.extend(snapshot.tools().iter().map(|t| {
+        let m = &t.manifest;
+        let mut row =
+            json!({"slug": m.slug, "name": m.name, "description": m.summary(), "category": m.category, "tags": m.tags});
+        let mut notes = Vec::new();
+        if !t.is_advertisable {
+            notes.push("meta-tool only: slug cannot be an MCP tool name".to_owned());
+        }
+        if let Err(e) = gateway.availability(snapshot, t) {
+            notes.push(format!("unavailable here: {}", e.code()));
+            row["available"] = json!(false);
+            row["unavailable"] = json!({"code": e.code(), "reason": e.to_string()});
+        }
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join("; "))
+        };
+        text.push_str(&format!("{} — {}{notes}\n", m.slug, m.summary()));
+        row
+    }));
+    answer(true, text, json!({ "tools": tools }))
 }
 
-/// The ready-to-send call: the tool itself when it is advertised, else the meta-tool.
-pub(crate) fn example_call(tool: &Tool, meta_name: &str) -> Value {
-    let params = example::params_for(tool).unwrap_or_else(|| json!({}));
-    if tool.is_advertisable {
-        json!({"name": tool.slug(), "arguments": params})
+/// A ready-to-send call of the tool `name` with `params`: the tool itself when a direct
+/// call can name it, else the meta-tool's `run`.
+fn call_for(name: &str, advertisable: bool, params: Value, meta_name: &str) -> Value {
+    if advertisable {
+        json!({"name": name, "arguments": params})
     } else {
-        json!({"name": meta_name, "arguments": {"command": "run", "slug": tool.slug(), "params": params}})
+        json!({"name": meta_name, "arguments": {"command": "run", "slug": name, "params": params}})
     }
 }
 
-fn schema(tool: &Tool, meta_name: &str) -> CallToolResult {
-    let m = &tool.manifest;
-    let call = example_call(tool, meta_name);
+/// The ready-to-send call of a catalogue tool.
+pub(crate) fn example_call(tool: &Tool, meta_name: &str) -> Value {
+    let params = example::params_for(tool).unwrap_or_else(|| json!({}));
+    call_for(tool.slug(), tool.is_advertisable, params, meta_name)
+}
+
+/// The ready-to-send call of any tool.
+fn entry_call(entry: &Entry, meta_name: &str) -> Value {
+    call_for(entry.name(), entry.is_advertisable(), entry.example_params(), meta_name)
+}
+
+fn schema(entry: &Entry, meta_name: &str) -> CallToolResult {
+    let call = entry_call(entry, meta_name);
     let structured = json!({
-        "slug": m.slug,
-        "input_schema": m.input_schema,
-        "output_schema": m.output_schema,
+        "slug": entry.name(),
+        "input_schema": entry.input_schema(),
+        "output_schema": entry.output_schema(),
         "example": call,
     });
     let text = format!(
         "{} — {}\n\nInput schema:\n{}\n\nOutput schema:\n{}\n\nReady-to-send call:\n{}",
-        m.slug,
-        m.description,
-        pretty(&m.input_schema),
-        m.output_schema
-            .as_ref()
+        entry.name(),
+        entry.description(),
+        pretty(entry.input_schema()),
+        entry
+            .output_schema()
             .map(pretty)
             .unwrap_or_else(|| "(none declared)".into()),
         pretty(&call)
     );
-    answer(text, structured)
+    answer(true, text, structured)
 }

@@ -6,13 +6,10 @@ mod batch;
 mod convert;
 mod handler;
 mod meta;
-mod nyxilum;
-mod nyxilum_tools;
 mod prompts;
 mod resources;
 mod runs;
-mod runtimes;
-pub mod tools;
+mod tools;
 mod watch;
 
 pub use handler::Handler;

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::meta::example_call;
 use super::resources::tool_uri;
 use crate::catalogue::{Snapshot, Tool};
+use crate::error::CODES;
 use crate::error::Error;
 use crate::gateway::Gateway;
 use crate::limits::BATCH_MAX;
@@ -24,79 +25,6 @@ const RECOVER: &str = include_str!("../../prompts/recover.md");
 
 /// How many candidates `find-tool` and `plan-batch` offer.
 const CANDIDATES: usize = 5;
-
-/// Every error code, whether it is retryable, and what to do about it.
-const CODES: &[(&str, &str, &str)] = &[
-    (
-        "TOOL_NOT_FOUND",
-        "no",
-        "the slug names no tool: use one of the closest matches it lists, or search",
-    ),
-    (
-        "AMBIGUOUS_SLUG",
-        "no",
-        "the abbreviation fits several tools: use one of the full slugs it lists",
-    ),
-    (
-        "INVALID_PARAMS",
-        "no",
-        "a field breaks the schema: fix the field and rule it names",
-    ),
-    (
-        "BAD_REQUEST",
-        "no",
-        "the meta-tool call is malformed: fix it as the message says",
-    ),
-    (
-        "UNKNOWN_COMMAND",
-        "no",
-        "the meta-tool has no such command: use one it lists",
-    ),
-    ("BATCH_TOO_LARGE", "no", "more than the batch cap: split the batch"),
-    (
-        "BATCH_INVALID",
-        "no",
-        "some items cannot run and nothing ran: fix the listed items and resend",
-    ),
-    ("TIMEOUT", "yes", "the deadline passed: retry, perhaps with less work"),
-    (
-        "RATE_LIMITED",
-        "yes",
-        "the API is limiting calls: wait retry_after_ms, then retry",
-    ),
-    ("API_UNREACHABLE", "yes", "the catalogue API is down: retry later"),
-    (
-        "API_ERROR",
-        "5xx yes, 4xx no",
-        "the API answered with an error: follow its retryable flag",
-    ),
-    (
-        "UNAUTHORIZED",
-        "no",
-        "the API refused the key: the operator must fix TOOLGATE_API_KEY",
-    ),
-    (
-        "EXECUTION_ERROR",
-        "no",
-        "the tool's code failed on this input: change the input",
-    ),
-    (
-        "RESOURCE_LIMIT",
-        "no",
-        "the run hit its heap or output cap: send less data",
-    ),
-    (
-        "NO_SOURCE",
-        "no",
-        "the tool has no code to run here: use another tool or execution mode",
-    ),
-    (
-        "RUNTIME_UNAVAILABLE",
-        "no",
-        "the runtime the tool needs is not installed here",
-    ),
-    ("RUN_NOT_FOUND", "no", "the run id is not in this process's history"),
-];
 
 /// The prompts, for `prompts/list`.
 pub(crate) fn list() -> Vec<Prompt> {
@@ -355,32 +283,6 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_code_is_explained() {
-        let all = [
-            "TOOL_NOT_FOUND",
-            "AMBIGUOUS_SLUG",
-            "INVALID_PARAMS",
-            "UNKNOWN_COMMAND",
-            "BAD_REQUEST",
-            "BATCH_TOO_LARGE",
-            "BATCH_INVALID",
-            "TIMEOUT",
-            "RATE_LIMITED",
-            "API_UNREACHABLE",
-            "API_ERROR",
-            "UNAUTHORIZED",
-            "EXECUTION_ERROR",
-            "RESOURCE_LIMIT",
-            "NO_SOURCE",
-            "RUNTIME_UNAVAILABLE",
-            "RUN_NOT_FOUND",
-        ];
-        for code in all {
-            assert!(CODES.iter().any(|(c, _, _)| *c == code), "{code}");
-        }
-    }
 
     #[test]
     fn fill_replaces_every_placeholder() {

@@ -84,7 +84,7 @@ pub(crate) async fn read(gateway: &Gateway, name: &str, uri: &str) -> Result<Res
                 .resolve(&slug)
                 .map_err(|e| McpError::resource_not_found(e.to_string(), Some(json!({"code": e.code()}))))?;
             let mut manifest = serde_json::to_value(&tool.manifest).unwrap_or(Value::Null);
-            manifest["call"] = example_call(tool, name);
+            manifest["example"] = example_call(tool, name);
             manifest["uri"] = json!(tool_uri(name, tool.slug()));
             Ok(text(pretty(&manifest)))
         }

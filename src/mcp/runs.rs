@@ -33,6 +33,7 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
                 })
                 .collect();
             Ok(answer(
+                true,
                 text,
                 json!({"scope": SCOPE, "process_started_at": started, "runs": index}),
             ))
@@ -63,7 +64,7 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
                     "started_at": run.started_at,
                 },
             });
-            Ok(answer(text, structured))
+            Ok(answer(true, text, structured))
         }
         Some(other) => Err(Error::BadRequest(format!(
             "\"show\" must be a run id such as \"r3\" or \"-1\", not {other}"
@@ -110,5 +111,5 @@ pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResul
         "scope": SCOPE,
         "process_started_at": started,
     });
-    Ok(answer(text, structured))
+    Ok(answer(true, text, structured))
 }

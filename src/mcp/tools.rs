@@ -1,175 +1,214 @@
-//! The advertised tool list: the meta-tool first, then catalogue tools by slug.
+//! The advertised tool list: the meta-tool first, then the built-in runtime tools, then
+//! catalogue tools by slug — as many as the advertising policy and its byte budget allow.
+//!
+//! Why a byte budget: every listed tool's schemas sit in the agent's context before it
+//! has done anything. The embedded catalogue listed whole was ~116 KB (~30,000 tokens);
+//! peers list 3–8 KB. Under `auto`, toolgate lists what fits in
+//! `TOOLGATE_ADVERTISE_BYTES` and the meta-tool's description says how to reach the rest.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use super::convert::object;
 use rmcp::model::{Tool as McpTool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use crate::catalogue::{Snapshot, Tool};
+use super::convert::object;
+use crate::catalogue::Snapshot;
 use crate::config::Advertise;
-use crate::limits::ADVERTISE_AUTO_MAX;
+use crate::gateway::Gateway;
+use crate::limits::{BATCH_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
+use crate::registry::{self, Definition};
 
 /// The commands the meta-tool answers today.
 pub(crate) const COMMANDS: &[&str] = &["search", "list", "schema", "run", "batch", "history", "diff"];
 
-/// The meta-tool's definition.
-pub(crate) fn meta_tool(name: &str) -> McpTool {
+/// What to list: the meta-tool's name, the policy and its byte budget.
+#[derive(Debug, Clone)]
+pub(crate) struct Policy {
+    /// The meta-tool's name.
+    pub(crate) name: String,
+    /// `all`, `meta` or `auto`.
+    pub(crate) advertise: Advertise,
+    /// Under `auto`, the most bytes the listed tools may take, serialised.
+    pub(crate) budget: usize,
+}
+
+/// The meta-tool's definition; `hidden` catalogue tools are not listed beside it.
+pub(crate) fn meta_tool(name: &str, hidden: usize) -> McpTool {
     let schema = json!({
         "type": "object",
         "properties": {
-            "command": {"type": "string", "description": format!("One of: {}.", COMMANDS.join(", "))},
-            "query": {"type": "string", "description": "For search: what you want to do, in words."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "For search: how many results (1-50)."},
-            "slug": {"type": "string", "description": "The tool, for schema and run: its full slug or an unambiguous abbreviation."},
-            "params": {"type": "object", "description": "For run: the tool's params, as its input schema says."},
+            "command": {"type": "string", "enum": COMMANDS},
+            "query": {"type": "string", "description": "search: what you want to do, in words."},
+            "limit": {"type": "integer", "minimum": SEARCH_LIMIT_RANGE.start(), "maximum": SEARCH_LIMIT_RANGE.end(), "default": SEARCH_LIMIT_DEFAULT},
+            "slug": {"type": "string", "description": "schema, run: a tool's slug or unambiguous abbreviation."},
+            "params": {"type": "object", "description": "run: the tool's params."},
             "runs": {
-                "type": "array", "maxItems": 10,
+                "type": "array", "maxItems": BATCH_MAX,
                 "items": {"type": "object", "properties": {"slug": {"type": "string"}, "params": {"type": "object"}}, "required": ["slug"]},
-                "description": "For batch: up to 10 runs, all validated before any runs."
+                "description": "batch: runs, all validated before any runs."
             },
-            "show": {"type": "string", "description": "For history: one run in full, by id (r3) or from the newest (-1, -2)."},
-            "from": {"type": "string", "description": "For diff: the first run (default -2, the one before the newest)."},
-            "to": {"type": "string", "description": "For diff: the second run (default -1, the newest)."}
+            "show": {"type": "string", "description": "history: one run by id (r3) or from the newest (-1)."},
+            "from": {"type": "string", "description": "diff: the first run (-2 with to unset)."},
+            "to": {"type": "string", "description": "diff: the second run (-1 with from unset)."}
         },
         "required": ["command"]
     });
-    let description = "Gateway to the tool catalogue. {\"command\":\"search\",\"query\":\"validate env file\"} ranks tools by what you want to do; {\"command\":\"list\"} lists every tool; {\"command\":\"schema\",\"slug\":\"...\"} gives a tool's exact input and output schema and a ready-to-send call; {\"command\":\"run\",\"slug\":\"...\",\"params\":{...}} runs it; {\"command\":\"batch\",\"runs\":[{\"slug\":\"...\",\"params\":{...}}]} runs up to 10 at once (all validated first; failures isolated); {\"command\":\"history\"} lists what this server has run ({\"show\":\"-1\"} gives the newest run whole); {\"command\":\"diff\",\"from\":\"-2\",\"to\":\"-1\"} compares two runs. Slugs resolve by exact match or unambiguous abbreviation, never by guess. Errors carry a stable code and a retryable flag.";
+    let mut description = format!(
+        "Gateway to the tool catalogue. {{\"command\":\"search\",\"query\":\"validate env file\"}} ranks tools by what you want to do; {{\"command\":\"list\"}} lists every tool; {{\"command\":\"schema\",\"slug\":\"...\"}} gives exact schemas and a ready-to-send call; {{\"command\":\"run\",\"slug\":\"...\",\"params\":{{...}}}} runs any tool; {{\"command\":\"batch\",\"runs\":[...]}} runs up to {BATCH_MAX} at once, all validated first; {{\"command\":\"history\"}} and {{\"command\":\"diff\",\"from\":\"-2\",\"to\":\"-1\"}} show past runs. Slugs resolve by exact match or unambiguous abbreviation. Errors carry a stable code and a retryable flag."
+    );
+    if hidden > 0 {
+        description.push_str(&format!(
+            " {hidden} more catalogue tools are not listed as tools, to save context: find them with search, then run them with run."
+        ));
+    }
     McpTool::new(name.to_owned(), description, object(schema))
         .with_title("Tool catalogue gateway")
         .with_annotations(annotations(&json!({"readOnlyHint": false, "openWorldHint": true})))
 }
 
-/// The advertised list of the snapshot last listed, kept because describing every tool
-/// (output schemas wrapped in the run envelope) was ~60% of answering `tools/list`, and
-/// clients list often while the snapshot rarely changes.
-#[derive(Debug, Default)]
-pub(crate) struct Listing {
-    last: std::sync::Mutex<Option<(Arc<Snapshot>, Vec<McpTool>)>>,
-}
-
-impl Listing {
-    /// [`advertised`] for `snapshot`, described again only when the snapshot changed.
-    pub(crate) fn advertised(
-        &self,
-        snapshot: Option<&Arc<Snapshot>>,
-        name: &str,
-        advertise: Advertise,
-    ) -> Vec<McpTool> {
-        let Some(snapshot) = snapshot else {
-            return advertised(None, name, advertise);
-        };
-        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((held, list)) = last.as_ref()
-            && Arc::ptr_eq(held, snapshot)
-        {
-            return list.clone();
-        }
-        let list = advertised(Some(snapshot), name, advertise);
-        *last = Some((snapshot.clone(), list.clone()));
-        list
-    }
-}
-
-/// Every tool `tools/list` shows, in stable order.
-pub(crate) fn advertised(snapshot: Option<&Snapshot>, name: &str, advertise: Advertise) -> Vec<McpTool> {
-    let mut list = vec![meta_tool(name)];
-    list.extend(listed(snapshot, advertise).map(|t| describe(t)));
-    list
-}
-
-/// The names `tools/list` shows, in the same order as [`advertised`].
-pub(crate) fn advertised_names(snapshot: Option<&Snapshot>, name: &str, advertise: Advertise) -> Vec<String> {
-    std::iter::once(name.to_owned())
-        .chain(listed(snapshot, advertise).map(|t| t.slug().to_owned()))
-        .collect()
-}
-
-/// The catalogue tools listed under `advertise`.
-fn listed(snapshot: Option<&Snapshot>, advertise: Advertise) -> impl Iterator<Item = &Arc<Tool>> {
-    let tools = snapshot.map_or(&[][..], |s| s.tools());
-    let count = tools.iter().filter(|t| t.is_advertisable).count();
-    let show = match advertise {
-        Advertise::All => true,
-        Advertise::Meta => false,
-        Advertise::Auto => count <= ADVERTISE_AUTO_MAX,
-    };
-    tools.iter().filter(move |t| show && t.is_advertisable)
-}
-
-/// One catalogue tool as MCP describes it. The output schema describes the whole
-/// `structuredContent` of a run, with the tool's own output schema under `result`, so a
-/// client that checks results against it (as MCP asks) accepts them.
-pub(crate) fn describe(tool: &Tool) -> McpTool {
-    let m = &tool.manifest;
-    let title = if m.name.is_empty() {
-        m.slug.clone()
-    } else {
-        m.name.clone()
-    };
-    let mut mcp =
-        McpTool::new(m.slug.clone(), m.description.clone(), object(m.input_schema.clone())).with_title(title.clone());
-    mcp = mcp.with_raw_output_schema(Arc::new(object(run_output_schema(m.output_schema.as_ref()))));
-    let mut hints = m.annotations.clone().map(Value::Object).unwrap_or_else(|| json!({}));
-    if hints.get("title").is_none() {
-        hints["title"] = json!(title);
-    }
-    mcp.with_annotations(annotations(&hints))
-}
-
-/// The schema of a run's `structuredContent` (DESIGN §5), wrapping the tool's own.
-///
-/// The tool's `$defs`/`definitions` are hoisted to the wrapper's root, so its local
-/// references (`#/$defs/...`) still resolve once it sits under `result`.
-pub fn run_output_schema(result: Option<&Value>) -> Value {
-    let mut result = result.cloned().unwrap_or_else(|| json!({}));
-    let mut wrapper = json!({
-        "type": "object",
-        "properties": {
-            "success": {"type": "boolean"},
-            "duration_ms": {"type": "integer", "minimum": 0},
-            "run_id": {"type": "string"},
-            "stdout": {"type": "string"},
-            "stderr": {"type": "string"},
-            "truncated": {"type": "boolean"}
-        },
-        "required": ["success", "result", "duration_ms", "run_id"]
-    });
-    if let Some(own) = result.as_object_mut() {
-        for key in ["$defs", "definitions"] {
-            if let Some(defs) = own.remove(key) {
-                wrapper[key] = defs;
-            }
-        }
-        if let Some(dialect) = own.remove("$schema") {
-            wrapper["$schema"] = dialect;
-        }
-    }
-    wrapper["properties"]["result"] = result;
-    wrapper
+/// A definition as MCP describes a tool.
+pub(crate) fn to_mcp(d: &Definition) -> McpTool {
+    McpTool::new(d.name.clone(), d.description.clone(), object(d.input_schema.clone()))
+        .with_title(d.title.clone())
+        .with_raw_output_schema(Arc::new(object(d.output_schema.clone())))
+        .with_annotations(annotations(&d.annotations))
 }
 
 fn annotations(v: &Value) -> ToolAnnotations {
     serde_json::from_value(v.clone()).unwrap_or_default()
 }
 
+/// Serialised size of a listed tool, as it costs a client's context.
+fn size(tool: &McpTool) -> usize {
+    serde_json::to_vec(tool).map_or(0, |b| b.len())
+}
+
+/// One advertised list.
+#[derive(Debug, Clone)]
+pub(crate) struct Listed {
+    /// The tools, in listed order.
+    pub(crate) tools: Vec<McpTool>,
+    /// Their names, in the same order (what list_changed compares).
+    pub(crate) names: Vec<String>,
+}
+
+/// The advertised list of the snapshot last listed, kept because describing every tool
+/// was ~60% of answering `tools/list`, and clients list often while the snapshot rarely
+/// changes.
+#[derive(Debug)]
+pub(crate) struct Listing {
+    policy: Policy,
+    last: Mutex<Option<(Arc<Snapshot>, Arc<Listed>)>>,
+}
+
+impl Listing {
+    /// A listing under `policy`.
+    pub(crate) fn new(policy: Policy) -> Listing {
+        Listing {
+            policy,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// The advertised list for `snapshot` (`None`: the catalogue is unreachable),
+    /// described again only when the snapshot changed.
+    pub(crate) fn advertised(&self, gateway: &Gateway, snapshot: Option<&Arc<Snapshot>>) -> Arc<Listed> {
+        let Some(snapshot) = snapshot else {
+            return Arc::new(self.build(gateway, None));
+        };
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((held, listed)) = last.as_ref()
+            && Arc::ptr_eq(held, snapshot)
+        {
+            return listed.clone();
+        }
+        let listed = Arc::new(self.build(gateway, Some(snapshot)));
+        *last = Some((snapshot.clone(), listed.clone()));
+        listed
+    }
+
+    fn build(&self, gateway: &Gateway, snapshot: Option<&Arc<Snapshot>>) -> Listed {
+        let fixed: Vec<McpTool> = gateway.builtins().all().iter().map(|b| to_mcp(&b.definition)).collect();
+        // Catalogue tools a direct call can name and that can run here.
+        let candidates: Vec<McpTool> = match snapshot {
+            None => Vec::new(),
+            Some(s) => s
+                .tools()
+                .iter()
+                .filter(|t| t.is_advertisable && gateway.availability(s, t).is_ok())
+                .map(|t| to_mcp(&registry::describe(t)))
+                .collect(),
+        };
+        let chosen = match self.policy.advertise {
+            Advertise::All => candidates,
+            Advertise::Meta => Vec::new(),
+            Advertise::Auto => {
+                let spent =
+                    size(&meta_tool(&self.policy.name, candidates.len())) + fixed.iter().map(size).sum::<usize>();
+                within(candidates, self.policy.budget.saturating_sub(spent))
+            }
+        };
+        let hidden = match snapshot {
+            Some(s) => s.tools().len() - chosen.len(),
+            None => 0,
+        };
+        let mut tools = vec![meta_tool(&self.policy.name, hidden)];
+        tools.extend(fixed);
+        tools.extend(chosen);
+        let names = tools.iter().map(|t| t.name.to_string()).collect();
+        Listed { tools, names }
+    }
+}
+
+/// The candidates that fit in `room` bytes: all of them when they do, else the smallest
+/// first — with no usage signal to rank by, that lists the most tools the budget allows —
+/// returned in slug order.
+fn within(candidates: Vec<McpTool>, room: usize) -> Vec<McpTool> {
+    let sizes: Vec<usize> = candidates.iter().map(size).collect();
+    if sizes.iter().sum::<usize>() <= room {
+        return candidates;
+    }
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| {
+        sizes[a]
+            .cmp(&sizes[b])
+            .then_with(|| candidates[a].name.cmp(&candidates[b].name))
+    });
+    let mut keep = vec![false; candidates.len()];
+    let mut spent = 0;
+    for i in order {
+        if spent + sizes[i] > room {
+            break;
+        }
+        spent += sizes[i];
+        keep[i] = true;
+    }
+    candidates
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(t, k)| k.then_some(t))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn tool(name: &str, description_len: usize) -> McpTool {
+        McpTool::new(
+            name.to_owned(),
+            "d".repeat(description_len),
+            object(json!({"type": "object"})),
+        )
+    }
+
     #[test]
-    fn local_refs_still_resolve_inside_the_run_envelope() {
-        let own = json!({
-            "type": "object",
-            "properties": {"score": {"$ref": "#/$defs/score"}},
-            "required": ["score"],
-            "$defs": {"score": {"type": "integer", "maximum": 4}}
-        });
-        let wrapper = run_output_schema(Some(&own));
-        let validator = jsonschema::validator_for(&wrapper).unwrap();
-        let good = json!({"success": true, "result": {"score": 3}, "duration_ms": 1, "run_id": "r1"});
-        let bad = json!({"success": true, "result": {"score": 9}, "duration_ms": 1, "run_id": "r1"});
-        assert!(validator.is_valid(&good));
-        assert!(!validator.is_valid(&bad));
+    fn everything_fits_or_the_smallest_first_in_slug_order() {
+        let all = vec![tool("a", 500), tool("b", 10), tool("c", 10), tool("d", 300)];
+        let names = |v: Vec<McpTool>| v.into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
+        assert_eq!(names(within(all.clone(), 100_000)), ["a", "b", "c", "d"]);
+        let room = size(&all[1]) + size(&all[2]) + size(&all[3]);
+        assert_eq!(names(within(all.clone(), room)), ["b", "c", "d"]);
+        assert!(within(all, 10).is_empty());
     }
 }

@@ -11,18 +11,19 @@ use std::time::Duration;
 
 use rmcp::{Peer, RoleServer};
 
-use super::tools;
+use super::tools::Listing;
 use crate::catalogue::Snapshot;
-use crate::config::Advertise;
 use crate::gateway::Gateway;
 
 /// Shortest interval between background refreshes, whatever the cache lifetime.
 const MIN_POLL: Duration = Duration::from_secs(1);
 
-/// The advertised set last announced to one client.
+/// The advertised set last announced to one client, with the snapshot it came from (held,
+/// not just its address: a freed snapshot's address can be reused by a new one, and then
+/// a change would never be announced).
 #[derive(Debug, Default)]
 pub(crate) struct Watch {
-    last: Mutex<Option<(usize, Vec<String>)>>,
+    last: Mutex<Option<(Arc<Snapshot>, Vec<String>)>>,
 }
 
 impl Watch {
@@ -30,20 +31,19 @@ impl Watch {
     /// last one seen. A failed notification is logged, never raised.
     pub(crate) async fn observe(
         &self,
+        gateway: &Gateway,
+        listing: &Listing,
         snapshot: &Arc<Snapshot>,
-        name: &str,
-        advertise: Advertise,
         peer: &Peer<RoleServer>,
     ) {
-        let id = Arc::as_ptr(snapshot) as usize;
         let changed = {
             let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if last.as_ref().is_some_and(|(seen, _)| *seen == id) {
+            if last.as_ref().is_some_and(|(seen, _)| Arc::ptr_eq(seen, snapshot)) {
                 return;
             }
-            let names = tools::advertised_names(Some(snapshot), name, advertise);
+            let names = listing.advertised(gateway, Some(snapshot)).names.clone();
             let changed = last.as_ref().is_some_and(|(_, before)| *before != names);
-            *last = Some((id, names));
+            *last = Some((snapshot.clone(), names));
             changed
         };
         if changed {
@@ -60,20 +60,14 @@ impl Watch {
     }
 
     /// Polls an HTTP catalogue for this client until its transport closes.
-    pub(crate) fn spawn_poll(
-        self: Arc<Self>,
-        gateway: Arc<Gateway>,
-        name: String,
-        advertise: Advertise,
-        peer: Peer<RoleServer>,
-    ) {
+    pub(crate) fn spawn_poll(self: Arc<Self>, gateway: Arc<Gateway>, listing: Arc<Listing>, peer: Peer<RoleServer>) {
         let Some(ttl) = gateway.refresh_interval() else { return };
         let every = ttl.max(MIN_POLL);
         tokio::spawn(async move {
             while !peer.is_transport_closed() {
                 tokio::time::sleep(every).await;
                 if let Ok(snapshot) = gateway.snapshot().await {
-                    self.observe(&snapshot, &name, advertise, &peer).await;
+                    self.observe(&gateway, &listing, &snapshot, &peer).await;
                 }
             }
         });

@@ -16,6 +16,8 @@ use crate::catalogue::Snapshot;
 use crate::error::Error;
 use crate::gateway::Gateway;
 use crate::limits::RUN_BODY_BYTES;
+use crate::registry::Entry;
+use tokio_util::sync::CancellationToken;
 
 /// The API's routes over `gateway`.
 pub fn router(gateway: Arc<Gateway>) -> Router {
@@ -139,13 +141,21 @@ async fn run(State(gw): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
         Ok(found) => found,
         Err(e) => return error(&e),
     };
-    match gw.run_tool(&snapshot, &snapshot.tools()[i], request.params).await {
-        Ok(run) => Json(RunAnswer {
+    let entry = Entry::Catalogue {
+        tool: snapshot.tools()[i].clone(),
+        snapshot,
+    };
+    // A client that disconnects drops this future, and with it the run.
+    let run = gw.call(&entry, request.params, &CancellationToken::new()).await;
+    let duration_ms = run.duration.as_millis() as u64;
+    let output = run.produced.output;
+    match run.produced.ended {
+        Ok(result) => Json(RunAnswer {
             success: true,
-            result: run.outcome.result,
-            duration_ms: run.outcome.duration.as_millis() as u64,
-            stdout: run.outcome.stdout,
-            stderr: run.outcome.stderr,
+            result,
+            duration_ms,
+            stdout: output.stdout,
+            stderr: output.stderr,
         })
         .into_response(),
         Err(e) => error(&e),

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::bytecode::Scripts;
 use super::engine::{Engine, JsLimits};
@@ -83,6 +84,7 @@ impl Js {
         code: Arc<str>,
         filename: String,
         params: serde_json::Value,
+        _cancel: &CancellationToken,
     ) -> Result<JsOutput, Error> {
         let program = Program::Tool {
             filename,
@@ -101,15 +103,16 @@ impl Js {
         code: &Arc<str>,
         filename: String,
         params: serde_json::Value,
+        cancel: &CancellationToken,
     ) -> Result<JsOutput, Error> {
         let js = self.scripts.typescript(&filename, code)?;
-        self.run_tool(js, filename, params).await
+        self.run_tool(js, filename, params, cancel).await
     }
 
     /// Runs a snippet as the body of an async function: the JS-VM seed's
     /// `run_javascript`, or with `typescript` its `run_typescript` (types erased first,
     /// lines kept).
-    pub async fn run_snippet(&self, code: &str, typescript: bool) -> SnippetOutput {
+    pub async fn run_snippet(&self, code: &str, typescript: bool, _cancel: &CancellationToken) -> SnippetOutput {
         let (outcome, captured) = match program::snippet(code, typescript) {
             Ok((wrapped, program)) => self.execute(Arc::from(wrapped), program).await,
             Err(e) => (Err(e), Captured::default()),
@@ -200,12 +203,22 @@ mod tests {
         );
         for n in [1, 2] {
             let out = js
-                .run_tool(code.clone(), "t.js".into(), serde_json::json!({"n": n}))
+                .run_tool(
+                    code.clone(),
+                    "t.js".into(),
+                    serde_json::json!({"n": n}),
+                    &CancellationToken::new(),
+                )
                 .await;
             assert_eq!(out.map(|o| o.result).ok(), Some(serde_json::json!(n + 1)));
         }
         let Err(Error::Execution { message }) = js
-            .run_tool(code.clone(), "t.js".into(), serde_json::json!({"n": -1}))
+            .run_tool(
+                code.clone(),
+                "t.js".into(),
+                serde_json::json!({"n": -1}),
+                &CancellationToken::new(),
+            )
             .await
         else {
             panic!("a throw is an execution error");
@@ -217,7 +230,10 @@ mod tests {
     async fn a_script_that_does_not_compile_reports_its_syntax_error() {
         let js = js();
         let code: Arc<str> = Arc::from("function run(p) {\n  return p +;\n}");
-        let Err(Error::Execution { message }) = js.run_tool(code, "bad.js".into(), serde_json::json!({})).await else {
+        let Err(Error::Execution { message }) = js
+            .run_tool(code, "bad.js".into(), serde_json::json!({}), &CancellationToken::new())
+            .await
+        else {
             panic!("a syntax error is an execution error");
         };
         assert!(
@@ -234,6 +250,7 @@ mod tests {
                 .run_snippet(
                     "const seen = globalThis.mark; globalThis.mark = 1; return seen ?? null;",
                     false,
+                    &CancellationToken::new(),
                 )
                 .await;
             assert_eq!(

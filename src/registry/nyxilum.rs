@@ -1,43 +1,45 @@
-//! The definitions of the `nyxilum_*` tools (`TOOLGATE_RUNTIMES=nyxilum`): names,
-//! descriptions, input and output schemas, annotations, and the compiled input
-//! validators. What a call does is in `nyxilum.rs`.
+//! The `nyxilum_*` tools (`TOOLGATE_RUNTIMES=nyxilum`): names, descriptions, input and
+//! output schemas and annotations, the nyxilum-mcp seed's. What a call does is in
+//! `gateway::nyxilum`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
-
-use rmcp::model::{Tool as McpTool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use super::convert::object;
+use super::Definition;
+use super::builtin::{Declared, Kind, NyxTool};
 use crate::limits;
-use crate::validate::{self, Compiled};
 
 /// `nyxilum_run`.
-pub(crate) const RUN: &str = "nyxilum_run";
+pub(super) const RUN: &str = "nyxilum_run";
 /// `nyxilum_check`.
-pub(crate) const CHECK: &str = "nyxilum_check";
+pub(super) const CHECK: &str = "nyxilum_check";
 /// `nyxilum_lint`.
-pub(crate) const LINT: &str = "nyxilum_lint";
+pub(super) const LINT: &str = "nyxilum_lint";
 /// `nyxilum_format`.
-pub(crate) const FORMAT: &str = "nyxilum_format";
+pub(super) const FORMAT: &str = "nyxilum_format";
 /// `nyxilum_version`.
-pub(crate) const VERSION: &str = "nyxilum_version";
+pub(super) const VERSION: &str = "nyxilum_version";
 /// `nyxilum_docs`.
-pub(crate) const DOCS: &str = "nyxilum_docs";
+pub(super) const DOCS: &str = "nyxilum_docs";
 /// `nyxilum_repl_start`.
-pub(crate) const REPL_START: &str = "nyxilum_repl_start";
+pub(super) const REPL_START: &str = "nyxilum_repl_start";
 /// `nyxilum_repl_eval`.
-pub(crate) const REPL_EVAL: &str = "nyxilum_repl_eval";
+pub(super) const REPL_EVAL: &str = "nyxilum_repl_eval";
 /// `nyxilum_repl_stop`.
-pub(crate) const REPL_STOP: &str = "nyxilum_repl_stop";
+pub(super) const REPL_STOP: &str = "nyxilum_repl_stop";
 /// `nyxilum_dev_build`.
-pub(crate) const DEV_BUILD: &str = "nyxilum_dev_build";
+pub(super) const DEV_BUILD: &str = "nyxilum_dev_build";
 /// `nyxilum_dev_test`.
-pub(crate) const DEV_TEST: &str = "nyxilum_dev_test";
+pub(super) const DEV_TEST: &str = "nyxilum_dev_test";
 
 const ERRORS_ON_STDOUT: &str = "NyxilumNode prints `Runtime Error:` and `Parse Error:` on stdout (not stderr) and exits 1; such a run answers success:false and names the line.";
 
-const SANDBOX: &str = "Sandboxed: the code is written to its own temp folder (never a shell), NX_SANDBOX=1 (file I/O only in that folder; no network, processes or environment), an allowlisted environment without credentials, no network namespace, landlock and rlimits where the kernel allows, 32 KB per output stream.";
+/// What the sandbox does, with the output cap in force.
+fn sandbox() -> String {
+    format!(
+        "Sandboxed: the code is written to its own temp folder (never a shell), NX_SANDBOX=1 (file I/O only in that folder; no network, processes or environment), an allowlisted environment without credentials, no network namespace, landlock and rlimits where the kernel allows, {} KiB per output stream.",
+        limits::NYX_OUTPUT_BYTES / 1024
+    )
+}
 
 /// One tool: name, title, description, input schema, and whether it only reads.
 struct Def {
@@ -47,6 +49,7 @@ struct Def {
     input: Value,
     output: Value,
     read_only: bool,
+    examples: Vec<Value>,
 }
 
 fn code_prop(what: &str) -> Value {
@@ -73,7 +76,7 @@ fn process_output() -> Value {
             "timedOut": {"type": "boolean"},
             "stdout": {"type": "string"},
             "stderr": {"type": "string"},
-            "truncated": {"type": "boolean", "description": "true when a stream was cut at 32 KB"},
+            "truncated": {"type": "boolean", "description": format!("true when a stream was cut at {} KiB", limits::NYX_OUTPUT_BYTES / 1024)},
             "durationMs": {"type": "integer", "minimum": 0},
             "error": {"type": "string", "description": "why it failed, when it did"},
             "code": {"type": "string"},
@@ -100,7 +103,7 @@ fn defs() -> Vec<Def> {
             name: RUN,
             title: "Run NyxilumLang",
             description: format!(
-                "Runs NyxilumLang (.nx) code in a fresh NyxilumNode process, e.g. `func main() {{ var x = 1; print(\"x=${{x}}\") }}`. Nothing is kept between calls (use nyxilum_repl_* for that). {ERRORS_ON_STDOUT} gc_max_objects caps allocations (arrays, structs, maps) but not a loop that allocates nothing: only timeout_ms stops `while true {{ }}`. {SANDBOX}"
+                "Runs NyxilumLang (.nx) code in a fresh NyxilumNode process, e.g. `func main() {{ var x = 1; print(\"x=${{x}}\") }}`. Nothing is kept between calls (use nyxilum_repl_* for that). {ERRORS_ON_STDOUT} gc_max_objects caps allocations (arrays, structs, maps) but not a loop that allocates nothing: only timeout_ms stops `while true {{ }}`. {}", sandbox()
             ),
             input: json!({
                 "type": "object",
@@ -114,6 +117,7 @@ fn defs() -> Vec<Def> {
             }),
             output: process_output(),
             read_only: true,
+            examples: vec![json!({"code": "func main() { var x = 20 + 22; print(\"x=${x}\") }"})],
         },
         Def {
             name: CHECK,
@@ -129,6 +133,7 @@ fn defs() -> Vec<Def> {
             }),
             output: process_output(),
             read_only: true,
+            examples: vec![],
         },
         Def {
             name: LINT,
@@ -142,6 +147,7 @@ fn defs() -> Vec<Def> {
             }),
             output: process_output(),
             read_only: true,
+            examples: vec![],
         },
         Def {
             name: FORMAT,
@@ -155,6 +161,7 @@ fn defs() -> Vec<Def> {
             }),
             output: process_output(),
             read_only: true,
+            examples: vec![],
         },
         Def {
             name: VERSION,
@@ -163,6 +170,7 @@ fn defs() -> Vec<Def> {
             input: no_args.clone(),
             output: process_output(),
             read_only: true,
+            examples: vec![],
         },
         Def {
             name: DOCS,
@@ -185,13 +193,15 @@ fn defs() -> Vec<Def> {
                 "required": ["success", "content"]
             }),
             read_only: true,
+            examples: vec![],
         },
         Def {
             name: REPL_START,
             title: "Start a NyxilumLang REPL",
             description: format!(
-                "Starts a persistent NyxilumNode REPL session: variables and functions declared in one nyxilum_repl_eval stay visible in the next. Returns its sessionId. At most {} sessions live at once; one unused for 10 minutes is closed. Call nyxilum_repl_stop when done. Same sandbox as nyxilum_run, with its own temp folder.",
-                limits::REPL_SESSIONS
+                "Starts a persistent NyxilumNode REPL session: variables and functions declared in one nyxilum_repl_eval stay visible in the next. Returns its sessionId. At most {} sessions live at once; one unused for {} minutes is closed. Call nyxilum_repl_stop when done. Same sandbox as nyxilum_run, with its own temp folder.",
+                limits::REPL_SESSIONS,
+                limits::REPL_IDLE.as_secs() / 60
             ),
             input: no_args.clone(),
             output: json!({
@@ -200,6 +210,7 @@ fn defs() -> Vec<Def> {
                 "required": ["success", "sessionId"]
             }),
             read_only: false,
+            examples: vec![],
         },
         Def {
             name: REPL_EVAL,
@@ -227,6 +238,7 @@ fn defs() -> Vec<Def> {
                 "required": ["success"]
             }),
             read_only: false,
+            examples: vec![],
         },
         Def {
             name: REPL_STOP,
@@ -244,6 +256,7 @@ fn defs() -> Vec<Def> {
                 "required": ["success"]
             }),
             read_only: false,
+            examples: vec![],
         },
         Def {
             name: DEV_BUILD,
@@ -259,6 +272,7 @@ fn defs() -> Vec<Def> {
             }),
             output: process_output(),
             read_only: false,
+            examples: vec![],
         },
         Def {
             name: DEV_TEST,
@@ -271,44 +285,45 @@ fn defs() -> Vec<Def> {
             }),
             output: process_output(),
             read_only: false,
+            examples: vec![],
         },
     ]
 }
 
 /// The tools, in their listed order.
-pub(crate) fn tools() -> Vec<McpTool> {
+pub(super) fn declare() -> Vec<Declared> {
     defs()
         .into_iter()
-        .map(|d| {
-            let mut annotations = ToolAnnotations::default();
-            annotations.title = Some(d.title.to_owned());
-            annotations.read_only_hint = Some(d.read_only);
-            annotations.open_world_hint = Some(false);
-            McpTool::new(d.name, d.description, object(d.input))
-                .with_title(d.title)
-                .with_raw_output_schema(Arc::new(object(d.output)))
-                .with_annotations(annotations)
+        .map(|d| Declared {
+            definition: Definition {
+                name: d.name.to_owned(),
+                title: d.title.to_owned(),
+                description: d.description,
+                input_schema: d.input,
+                output_schema: d.output,
+                annotations: json!({"title": d.title, "readOnlyHint": d.read_only, "openWorldHint": false}),
+            },
+            kind: Kind::Nyxilum(tool(d.name)),
+            examples: d.examples,
         })
         .collect()
 }
 
-/// The compiled input schema of tool `name`, or `None` when it is not one of these.
-pub(crate) fn validator(name: &str) -> Option<&'static Compiled> {
-    static VALIDATORS: OnceLock<HashMap<&'static str, Compiled>> = OnceLock::new();
-    VALIDATORS
-        .get_or_init(|| {
-            defs()
-                .into_iter()
-                .filter_map(|d| match validate::compile(&d.input) {
-                    Ok(c) => Some((d.name, c)),
-                    Err(e) => {
-                        tracing::error!("the input schema of {} does not compile: {e}", d.name);
-                        None
-                    }
-                })
-                .collect()
-        })
-        .get(name)
+/// The variant of the tool named `name` (one of the constants above).
+fn tool(name: &str) -> NyxTool {
+    match name {
+        RUN => NyxTool::Run,
+        CHECK => NyxTool::Check,
+        LINT => NyxTool::Lint,
+        FORMAT => NyxTool::Format,
+        VERSION => NyxTool::Version,
+        DOCS => NyxTool::Docs,
+        REPL_START => NyxTool::ReplStart,
+        REPL_EVAL => NyxTool::ReplEval,
+        REPL_STOP => NyxTool::ReplStop,
+        DEV_BUILD => NyxTool::DevBuild,
+        _ => NyxTool::DevTest,
+    }
 }
 
 #[cfg(test)]
@@ -316,10 +331,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_tool_has_a_compiling_schema() {
-        for def in defs() {
-            assert!(validator(def.name).is_some(), "{}", def.name);
-        }
-        assert_eq!(tools().len(), 11);
+    fn names_map_to_their_own_variants() {
+        let declared = declare();
+        assert_eq!(declared.len(), 11);
+        let kinds: std::collections::HashSet<_> = declared.iter().map(|d| format!("{:?}", d.kind)).collect();
+        assert_eq!(kinds.len(), 11, "each name has its own variant");
     }
 }

@@ -1,0 +1,200 @@
+//! The one path every call takes, whatever the tool's family: resolve → validate → run
+//! under the limits in force (and the caller's cancellation) → record → answer.
+//!
+//! The MCP handler (direct calls, the meta-tool's `run` and `batch`) and the catalogue
+//! HTTP server all run tools through [`Gateway::call`], so resolution, validation,
+//! history and the answer's body cannot drift between them or between families. It
+//! speaks toolgate types only; protocol mapping stays in `mcp` and `operator`.
+
+mod nyxilum;
+mod run;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
+
+use crate::catalogue::{Snapshot, Store};
+use crate::error::Error;
+use crate::exec::Executor;
+use crate::history::{Ended, Finished, History};
+use crate::registry::{Builtins, Entry, Kind, grouped};
+
+/// Who is asking for a tool by name, which decides what the name may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// A direct `tools/call`: only names MCP can carry (advertisable tools).
+    Direct,
+    /// The meta-tool: every tool, including slugs outside the tool-name grammar.
+    Meta,
+}
+
+/// The catalogue, the built-in tools and the executor of one server.
+#[derive(Debug)]
+pub struct Gateway {
+    store: Store,
+    exec: Executor,
+    builtins: Builtins,
+    next_run: AtomicU64,
+    history: History,
+}
+
+impl Gateway {
+    /// A gateway over `store` and `builtins`, running calls with `exec`.
+    pub fn new(store: Store, exec: Executor, builtins: Builtins) -> Gateway {
+        Gateway {
+            store,
+            exec,
+            builtins,
+            next_run: AtomicU64::new(1),
+            history: History::default(),
+        }
+    }
+
+    /// The current catalogue snapshot (refreshed when it has expired).
+    pub async fn snapshot(&self) -> Result<Arc<Snapshot>, Error> {
+        self.store.snapshot().await
+    }
+
+    /// Builds a local catalogue's snapshot now rather than on first use; an HTTP
+    /// catalogue is left to its first request.
+    pub async fn prepare(&self) {
+        self.store.prepare().await;
+    }
+
+    /// The built-in tools this server offers.
+    pub fn builtins(&self) -> &Builtins {
+        &self.builtins
+    }
+
+    /// Resolves `wanted`: a built-in by exact name first, then a catalogue tool by exact
+    /// slug or unambiguous abbreviation (among advertisable tools for a direct call).
+    pub async fn resolve(&self, wanted: &str, reach: Reach) -> Result<Entry, Error> {
+        if let Some(builtin) = self.builtins.get(wanted) {
+            return Ok(Entry::Builtin(builtin.clone()));
+        }
+        let snapshot = self.snapshot().await?;
+        let tool = match reach {
+            Reach::Direct => snapshot.resolve_advertisable(wanted)?,
+            Reach::Meta => snapshot.resolve(wanted)?,
+        }
+        .clone();
+        Ok(Entry::Catalogue { tool, snapshot })
+    }
+
+    /// Resolves `wanted` (as the meta-tool does), validates, runs: [`Gateway::call`].
+    pub async fn run(&self, wanted: &str, params: Value, cancel: &CancellationToken) -> Result<Run, Error> {
+        let entry = self.resolve(wanted, Reach::Meta).await?;
+        Ok(self.call(&entry, params, cancel).await)
+    }
+
+    /// Validates `params` against `entry`, runs it unless `cancel` fires first, and
+    /// records the run (whatever its end, a validation failure included) in the history.
+    pub async fn call(&self, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
+        let id = format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed));
+        let (started, clock) = (SystemTime::now(), Instant::now());
+        tracing::debug!(run = %id, tool = entry.name(), "running");
+        let produced = match entry.validator().check(entry.name(), &params) {
+            Err(e) => Produced::refused(e),
+            Ok(()) => tokio::select! {
+                produced = self.dispatch(entry, &params, cancel) => produced,
+                () = cancel.cancelled() => Produced::refused(Error::Cancelled),
+            },
+        };
+        let run = Run {
+            id,
+            name: entry.name().to_owned(),
+            shape: entry.shape(),
+            duration: clock.elapsed(),
+            produced,
+        };
+        self.record(&run, started, &params);
+        run
+    }
+
+    /// The family's call.
+    async fn dispatch(&self, entry: &Entry, params: &Value, cancel: &CancellationToken) -> Produced {
+        match entry {
+            Entry::Catalogue { tool, snapshot } => {
+                match self
+                    .exec
+                    .run(snapshot.origin(), self.store.api(), tool, params.clone(), cancel)
+                    .await
+                {
+                    Ok(o) => Produced::reached(
+                        Ok(o.result),
+                        Output {
+                            stdout: o.stdout,
+                            stderr: o.stderr,
+                            truncated: o.truncated,
+                            cap: "its limit".to_owned(),
+                        },
+                    ),
+                    Err(e) => Produced::refused(e),
+                }
+            }
+            Entry::Builtin(b) => match b.kind {
+                Kind::Snippet { typescript } => {
+                    let code = params.get("code").and_then(Value::as_str).unwrap_or_default();
+                    let out = self.exec.js().run_snippet(code, typescript, cancel).await;
+                    let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
+                    Produced::reached(
+                        out.outcome.map(|v| v.unwrap_or(Value::Null)),
+                        Output {
+                            stdout: out.captured.stdout.into_text(),
+                            stderr: out.captured.stderr.into_text(),
+                            truncated,
+                            cap: format!("{} characters", grouped(self.exec.output_chars() as u64)),
+                        },
+                    )
+                }
+                Kind::Nyxilum(tool) => nyxilum::call(self.exec.nyxilum(), tool, params).await,
+            },
+        }
+    }
+
+    /// Stores a finished run in the history.
+    fn record(&self, run: &Run, started: SystemTime, input: &Value) {
+        let recorded = run.recorded();
+        let ended = match run.error() {
+            None => Ended::Ok(&recorded),
+            Some(e) => Ended::Failed {
+                code: e.code(),
+                body: &recorded,
+            },
+        };
+        self.history.record(Finished {
+            id: run.id.clone(),
+            slug: &run.name,
+            started,
+            duration_ms: run.duration.as_millis() as u64,
+            input,
+            ended,
+        });
+    }
+
+    /// Returns `Ok` when `tool` can run here, else why not (a runtime that is missing).
+    pub fn availability(&self, snapshot: &Snapshot, tool: &crate::catalogue::Tool) -> Result<(), Error> {
+        self.exec.availability(snapshot.origin(), tool)
+    }
+
+    /// How often the catalogue can change under this gateway: the cache lifetime of an
+    /// HTTP catalogue, `None` for local catalogues, which never change.
+    pub fn refresh_interval(&self) -> Option<std::time::Duration> {
+        self.store.api().map(|_| self.store.ttl())
+    }
+
+    /// The NyxilumNode backend (its REPL sessions are closed when the server ends).
+    pub fn nyxilum(&self) -> &crate::exec::nyxilum::Nyxilum {
+        self.exec.nyxilum()
+    }
+
+    /// This process's run history.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+}

@@ -1,0 +1,222 @@
+//! What a call produced, for every family alike, and its structured body.
+//!
+//! The body is built here, once, from the family's [`Shape`]: the run envelope for
+//! catalogue tools, the JS-VM seed's fields for snippets, the nyxilum-mcp seed's flat
+//! bodies — and the same failure fields (`success:false, error, code, retryable,
+//! run_id`) on every one of them, so each advertised output schema admits it.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::Error;
+use crate::registry::Shape;
+
+/// Console or process output captured during a run (empty when there was none).
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    /// What the code printed on stdout.
+    pub stdout: String,
+    /// What the code printed on stderr.
+    pub stderr: String,
+    /// True if and only if a stream was cut at its cap.
+    pub truncated: bool,
+    /// That cap in words ("262,144 characters"), for the note that says so.
+    pub cap: String,
+}
+
+/// What one family's call produced, before the gateway numbers and records it.
+#[derive(Debug)]
+pub struct Produced {
+    /// The result (a catalogue tool's `result`, a snippet's returned value, a flat
+    /// body's own fields as an object), or why it failed.
+    pub ended: Result<Value, Error>,
+    /// Captured output, kept on every path.
+    pub output: Output,
+    /// Flat bodies' fields present on both paths (`exitCode`, `timedOut`, ...).
+    pub fields: Map<String, Value>,
+    /// A flat body's first line of text ("nyxilum_run finished in 0.1 s: exit code 0.").
+    pub headline: String,
+    /// True if and only if the family's own answer format applies: the call reached its
+    /// backend (validation passed and the runtime was there). Otherwise the answer is
+    /// the bare failure.
+    pub reached: bool,
+}
+
+impl Produced {
+    /// A call that never reached its backend.
+    pub fn refused(e: Error) -> Produced {
+        Produced {
+            ended: Err(e),
+            output: Output::default(),
+            fields: Map::new(),
+            headline: String::new(),
+            reached: false,
+        }
+    }
+
+    /// A call that reached its backend and ended `ended`, with no flat fields.
+    pub fn reached(ended: Result<Value, Error>, output: Output) -> Produced {
+        Produced {
+            ended,
+            output,
+            fields: Map::new(),
+            headline: String::new(),
+            reached: true,
+        }
+    }
+}
+
+/// A finished call of any tool: numbered, timed and recorded.
+#[derive(Debug)]
+pub struct Run {
+    /// This process's id for the run: `r1`, `r2`, ...
+    pub id: String,
+    /// The tool that ran (its full name, whatever abbreviation was asked for).
+    pub name: String,
+    /// How its answer is laid out.
+    pub shape: Shape,
+    /// Wall time of the whole call, as the gateway saw it.
+    pub duration: Duration,
+    /// What the family produced.
+    pub produced: Produced,
+}
+
+impl Run {
+    /// Returns true if and only if the call succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.produced.ended.is_ok()
+    }
+
+    /// The error that ended it, if one did.
+    pub fn error(&self) -> Option<&Error> {
+        self.produced.ended.as_ref().err()
+    }
+
+    /// The structured body (MCP's `structuredContent`, the API's run answer).
+    pub fn body(&self) -> Value {
+        let p = &self.produced;
+        let mut body = Map::new();
+        body.insert("success".into(), json!(p.ended.is_ok()));
+        body.extend(match (self.shape, p.reached) {
+            (_, false) => Map::new(),
+            (Shape::Envelope, true) => self.envelope(),
+            (Shape::Snippet, true) => self.snippet(),
+            (Shape::Flat, true) => self.flat(),
+        });
+        if let Err(e) = &p.ended {
+            body.entry("error").or_insert_with(|| json!(e.to_string()));
+            failure_fields(e, &mut body);
+        }
+        body.insert("run_id".into(), json!(self.id));
+        Value::Object(body)
+    }
+
+    /// What the history keeps of the run: the result (or the error and its code), never
+    /// the timings, so two identical runs compare identical.
+    pub fn recorded(&self) -> Value {
+        let p = &self.produced;
+        match (&p.ended, self.shape) {
+            (Ok(v), Shape::Envelope | Shape::Snippet) => v.clone(),
+            (Ok(v), Shape::Flat) => {
+                let mut all = p.fields.clone();
+                if let Value::Object(own) = v {
+                    all.extend(own.clone());
+                }
+                all.remove("durationMs");
+                Value::Object(all)
+            }
+            (Err(e), _) => {
+                let mut all = p.fields.clone();
+                all.remove("durationMs");
+                all.insert("error".into(), json!(e.to_string()));
+                all.insert("code".into(), json!(e.code()));
+                Value::Object(all)
+            }
+        }
+    }
+
+    fn envelope(&self) -> Map<String, Value> {
+        let (p, o) = (&self.produced, &self.produced.output);
+        let mut v = Map::new();
+        if let Ok(result) = &p.ended {
+            v.insert("result".into(), result.clone());
+            v.insert("duration_ms".into(), json!(self.duration.as_millis() as u64));
+        }
+        if !o.stdout.is_empty() {
+            v.insert("stdout".into(), json!(o.stdout));
+        }
+        if !o.stderr.is_empty() {
+            v.insert("stderr".into(), json!(o.stderr));
+        }
+        if o.truncated {
+            v.insert("truncated".into(), json!(true));
+        }
+        v
+    }
+
+    fn snippet(&self) -> Map<String, Value> {
+        let (p, o) = (&self.produced, &self.produced.output);
+        let result = p.ended.as_ref().cloned().unwrap_or(Value::Null);
+        let timed_out = matches!(p.ended, Err(Error::Timeout { .. }));
+        let error = p.ended.as_ref().err().map(snippet_error);
+        let mut v = Map::new();
+        v.insert("stdout".into(), json!(o.stdout));
+        v.insert("stderr".into(), json!(o.stderr));
+        v.insert("result".into(), result);
+        v.insert("error".into(), json!(error));
+        v.insert("duration_ms".into(), json!(self.duration.as_millis() as u64));
+        v.insert("truncated".into(), json!(o.truncated));
+        v.insert("timed_out".into(), json!(timed_out));
+        v
+    }
+
+    fn flat(&self) -> Map<String, Value> {
+        let p = &self.produced;
+        let mut v = p.fields.clone();
+        if let Ok(Value::Object(own)) = &p.ended {
+            v.extend(own.clone());
+        }
+        v
+    }
+}
+
+/// A snippet's error as the JS-VM seed words it (its timeout sentence).
+pub fn snippet_error(e: &Error) -> String {
+    match e {
+        Error::Timeout { after, .. } => format!("Script execution timed out after {} seconds.", after.as_secs_f64()),
+        other => other.to_string(),
+    }
+}
+
+/// The failure fields of `e` besides its message: code, retry flag and what the code
+/// carries (retry-after, close matches, a batch's bad items).
+pub fn failure_fields(e: &Error, body: &mut Map<String, Value>) {
+    body.insert("code".into(), json!(e.code()));
+    body.insert("retryable".into(), json!(e.retryable()));
+    if let Some(after) = e.retry_after() {
+        body.insert("retry_after_ms".into(), json!(after.as_millis() as u64));
+    }
+    if let Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } = e {
+        body.insert("candidates".into(), json!(candidates));
+    }
+    if let Error::BatchInvalid { problems } = e {
+        body.insert(
+            "items".into(),
+            problems
+                .iter()
+                .map(|p| json!({"index": p.index, "slug": p.slug, "code": p.code, "error": p.message}))
+                .collect(),
+        );
+    }
+}
+
+/// The failure body of an error that is not a run (meta-tool misuse, a batch refused):
+/// `{success:false, error, code, retryable, ...}`.
+pub fn failure_body(e: &Error) -> Value {
+    let mut body = Map::new();
+    body.insert("success".into(), json!(false));
+    body.insert("error".into(), json!(e.to_string()));
+    failure_fields(e, &mut body);
+    Value::Object(body)
+}

@@ -1,0 +1,164 @@
+//! Every tool the server offers, as one kind of entry: a name, a definition (schemas,
+//! annotations), a compiled input validator and what a call runs.
+//!
+//! Catalogue tools come from the snapshot; the built-in families (`run_javascript` /
+//! `run_typescript`, `nyxilum_*`) are built once from the settings. The gateway resolves
+//! a name to an [`Entry`] and runs every entry the same way, so the meta-tool, batch,
+//! history and diff reach every family without knowing which it is. This module knows
+//! nothing of MCP: definitions are plain JSON.
+
+mod builtin;
+pub mod envelope;
+mod nyxilum;
+mod runtimes;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+pub use builtin::{Builtin, Builtins, Kind, NyxTool, Runtimes};
+pub(crate) use runtimes::grouped;
+
+use crate::catalogue::{Snapshot, Tool};
+use crate::validate::Compiled;
+
+/// How a tool is described to clients: what `tools/list` and the meta-tool's `schema`
+/// show.
+#[derive(Debug, Clone)]
+pub struct Definition {
+    /// Its name (a catalogue tool's slug).
+    pub name: String,
+    /// A short human title.
+    pub title: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// Its input schema.
+    pub input_schema: Value,
+    /// The schema of its whole `structuredContent`, failures admitted.
+    pub output_schema: Value,
+    /// MCP tool annotations (`readOnlyHint`, `openWorldHint`, `title`, ...).
+    pub annotations: Value,
+}
+
+/// How a run's answer is laid out: the family's own answer format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// The run envelope of DESIGN §5: `{success, result, duration_ms, run_id, ...}`.
+    Envelope,
+    /// The JS-VM seed's `{success, stdout, stderr, result, error, duration_ms,
+    /// truncated, timed_out}`.
+    Snippet,
+    /// The nyxilum-mcp seed's flat bodies (`{success, exitCode, ...}`, `{success,
+    /// sessionId}`, ...).
+    Flat,
+}
+
+/// A resolved tool, ready to validate and run.
+#[derive(Debug, Clone)]
+pub enum Entry {
+    /// A catalogue tool, with the snapshot it was resolved from (whose origin decides
+    /// where it runs).
+    Catalogue {
+        /// The tool.
+        tool: Arc<Tool>,
+        /// The snapshot it belongs to.
+        snapshot: Arc<Snapshot>,
+    },
+    /// A built-in tool.
+    Builtin(Arc<Builtin>),
+}
+
+impl Entry {
+    /// The name it is called by.
+    pub fn name(&self) -> &str {
+        match self {
+            Entry::Catalogue { tool, .. } => tool.slug(),
+            Entry::Builtin(b) => &b.definition.name,
+        }
+    }
+
+    /// Its compiled input schema.
+    pub fn validator(&self) -> &Compiled {
+        match self {
+            Entry::Catalogue { tool, .. } => &tool.validator,
+            Entry::Builtin(b) => &b.validator,
+        }
+    }
+
+    /// Its input schema.
+    pub fn input_schema(&self) -> &Value {
+        match self {
+            Entry::Catalogue { tool, .. } => &tool.manifest.input_schema,
+            Entry::Builtin(b) => &b.definition.input_schema,
+        }
+    }
+
+    /// The schema of what it returns: a catalogue tool's own `result` schema (`None`
+    /// when it declares none), a built-in's whole answer.
+    pub fn output_schema(&self) -> Option<&Value> {
+        match self {
+            Entry::Catalogue { tool, .. } => tool.manifest.output_schema.as_ref(),
+            Entry::Builtin(b) => Some(&b.definition.output_schema),
+        }
+    }
+
+    /// What it does, in full.
+    pub fn description(&self) -> &str {
+        match self {
+            Entry::Catalogue { tool, .. } => &tool.manifest.description,
+            Entry::Builtin(b) => &b.definition.description,
+        }
+    }
+
+    /// How its answers are laid out.
+    pub fn shape(&self) -> Shape {
+        match self {
+            Entry::Catalogue { .. } => Shape::Envelope,
+            Entry::Builtin(b) => b.shape(),
+        }
+    }
+
+    /// Returns true if and only if a direct `tools/call` may name it (its name fits
+    /// MCP's tool-name grammar).
+    pub fn is_advertisable(&self) -> bool {
+        match self {
+            Entry::Catalogue { tool, .. } => tool.is_advertisable,
+            Entry::Builtin(_) => true,
+        }
+    }
+
+    /// Params that pass its validator: its author's first valid example, else params
+    /// synthesised from its input schema.
+    pub fn example_params(&self) -> Value {
+        let found = match self {
+            Entry::Catalogue { tool, .. } => crate::catalogue::example::params_for(tool),
+            Entry::Builtin(b) => {
+                crate::catalogue::example::params_from(b.examples.clone(), &b.definition.input_schema, &b.validator)
+            }
+        };
+        found.unwrap_or_else(|| json!({}))
+    }
+}
+
+/// A catalogue tool as clients see it. The output schema describes the whole
+/// `structuredContent` of a run, with the tool's own output schema under `result`.
+pub fn describe(tool: &Tool) -> Definition {
+    let m = &tool.manifest;
+    let title = if m.name.is_empty() {
+        m.slug.clone()
+    } else {
+        m.name.clone()
+    };
+    let mut annotations = m.annotations.clone().map(Value::Object).unwrap_or_else(|| json!({}));
+    if annotations.get("title").is_none() {
+        annotations["title"] = json!(title);
+    }
+    Definition {
+        name: m.slug.clone(),
+        title,
+        description: m.description.clone(),
+        input_schema: m.input_schema.clone(),
+        output_schema: envelope::run_output_schema(m.output_schema.as_ref()),
+        annotations,
+    }
+}

@@ -1,0 +1,126 @@
+//! `run_javascript` and `run_typescript` (`TOOLGATE_RUNTIMES=js`): a snippet run as the
+//! body of an async function in a fresh QuickJS engine, answered as the JS-VM seed does.
+//! Their descriptions state the limits in force, not the defaults.
+
+use serde_json::{Value, json};
+
+use super::Definition;
+use super::builtin::{Declared, Kind};
+use crate::limits::{FETCH_BODY_BYTES, Limits};
+
+/// The JavaScript runtime tool's name.
+pub(super) const RUN_JAVASCRIPT: &str = "run_javascript";
+
+/// The TypeScript runtime tool's name.
+pub(super) const RUN_TYPESCRIPT: &str = "run_typescript";
+
+/// `n` with thousands separated by commas, as the descriptions print numbers.
+pub(crate) fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Seconds as the descriptions print them: `30 s`, `1.5 s`.
+fn seconds(d: std::time::Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+/// The success body of both tools (the seed's fields).
+fn output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "success": {"type": "boolean"},
+            "stdout": {"type": "string"},
+            "stderr": {"type": "string"},
+            "result": {"description": "The returned value: JSON when it serialises, else its console.log text; null when nothing was returned."},
+            "error": {"type": ["string", "null"]},
+            "duration_ms": {"type": "integer", "minimum": 0},
+            "truncated": {"type": "boolean"},
+            "timed_out": {"type": "boolean"}
+        },
+        "required": ["success", "stdout", "stderr", "result", "error", "duration_ms", "truncated", "timed_out"]
+    })
+}
+
+fn input(language: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {"code": {"type": "string", "description": format!("{language} run as the body of an async function: top-level await and return work; console output is captured.")}},
+        "required": ["code"],
+        "additionalProperties": false
+    })
+}
+
+/// Both tools, described with `limits`.
+pub(super) fn declare(limits: &Limits) -> Vec<Declared> {
+    let js = format!(
+        "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers; fetch (http/https only, {}, {} MiB bodies, no cookies) with Headers, Response, AbortController, TextEncoder and TextDecoder is available. Limits: {} MiB heap, {}, {} characters per output stream.",
+        seconds(limits.fetch_timeout),
+        FETCH_BODY_BYTES / (1024 * 1024),
+        limits.js_heap_bytes / (1024 * 1024),
+        seconds(limits.js_wall_clock),
+        grouped(limits.output_chars as u64),
+    );
+    let ts = "Runs a TypeScript snippet exactly like run_javascript after erasing its types. Line and column numbers of your code stay exact in errors and stack traces; enum, namespace and constructor parameter properties generate code and may shift later lines. Syntax errors are reported on the lines you wrote.".to_owned();
+    let tool = |name: &str, title: &str, description: String, language: &str, typescript: bool, example: &str| {
+        Declared {
+            definition: Definition {
+                name: name.to_owned(),
+                title: title.to_owned(),
+                description,
+                input_schema: input(language),
+                output_schema: output(),
+                // A snippet can reach the network through fetch, and send as well as read.
+                annotations: json!({"title": title, "readOnlyHint": false, "openWorldHint": true}),
+            },
+            kind: Kind::Snippet { typescript },
+            examples: vec![json!({ "code": example })],
+        }
+    };
+    vec![
+        tool(
+            RUN_JAVASCRIPT,
+            "Run JavaScript",
+            js,
+            "JavaScript",
+            false,
+            "return [1, 2, 3].map(n => n * 2);",
+        ),
+        tool(
+            RUN_TYPESCRIPT,
+            "Run TypeScript",
+            ts,
+            "TypeScript",
+            true,
+            "const n: number = 21; return n * 2;",
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn descriptions_state_the_limits_in_force() {
+        let limits = Limits {
+            js_heap_bytes: 64 * 1024 * 1024,
+            js_wall_clock: Duration::from_millis(1500),
+            output_chars: 1000,
+            ..Limits::default()
+        };
+        let text = &declare(&limits)[0].definition.description;
+        assert!(text.contains("64 MiB heap, 1.5 s, 1,000 characters"), "{text}");
+        assert!(!text.contains("512"), "{text}");
+        assert_eq!(grouped(262_144), "262,144");
+    }
+}
