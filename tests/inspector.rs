@@ -22,24 +22,29 @@ fn launcher() -> PathBuf {
     package.join(bin)
 }
 
-/// Runs `mcp-inspector --cli <toolgate> <args>` and returns its stdout parsed as JSON,
-/// asserting it exited 0.
-async fn inspect(args: &[&str]) -> Value {
+/// Runs `mcp-inspector --cli <toolgate> <args>` (every tool listed, so the Inspector
+/// holds every output schema) and returns its exit code, its stdout parsed as JSON and its
+/// stderr.
+async fn inspect_any(args: &[&str]) -> (Option<i32>, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = scrubbed("node", dir.path());
     cmd.arg(launcher())
         .arg("--cli")
         .arg(crate::util::bin())
-        .args(["-e", "TOOLGATE_CATALOGUE=embedded"])
+        .args(["-e", "TOOLGATE_CATALOGUE=embedded", "-e", "TOOLGATE_ADVERTISE=all"])
         .args(args);
     let what = format!("mcp-inspector --cli toolgate {}", args.join(" "));
     let (status, stdout, stderr) = run(cmd, &what).await;
-    assert!(
-        status.success(),
-        "{what} exited with {status}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("{what} printed no JSON ({e})\nstdout:\n{stdout}\nstderr:\n{stderr}"))
+    let json = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{what} printed no JSON ({e})\nstdout:\n{stdout}\nstderr:\n{stderr}"));
+    (status.code(), json, stderr)
+}
+
+/// [`inspect_any`], asserting the Inspector exited 0.
+async fn inspect(args: &[&str]) -> Value {
+    let (code, json, stderr) = inspect_any(args).await;
+    assert_eq!(code, Some(0), "{args:?}\n{json}\nstderr:\n{stderr}");
+    json
 }
 
 #[tokio::test]
@@ -72,7 +77,11 @@ async fn the_inspector_cli_calls_a_catalogue_tool() {
 
 #[tokio::test]
 async fn the_inspector_cli_sees_a_catalogue_tools_failure_code() {
-    let answer = inspect(&["--method", "tools/call", "--tool-name", "env-validator"]).await;
+    // The Inspector exits 5 ("tool_is_error") for an isError answer it accepted; an
+    // answer breaking the output schema would be another error.
+    let (code, answer, stderr) = inspect_any(&["--method", "tools/call", "--tool-name", "env-validator"]).await;
+    assert_eq!(code, Some(5), "{answer}\n{stderr}");
+    assert!(stderr.contains("tool_is_error"), "{stderr}");
     assert_eq!(answer["isError"], true, "{answer}");
     assert_eq!(answer["structuredContent"]["code"], "INVALID_PARAMS", "{answer}");
 }

@@ -72,7 +72,7 @@ function expect(condition, message) {
 const transport = new StdioClientTransport({
   command: binary,
   args: [],
-  env: { TOOLGATE_RUNTIMES: "js,nyxilum", NX_NODE_PATH: standin, TOOLGATE_CATALOGUE: "embedded" },
+  env: { TOOLGATE_RUNTIMES: "js,nyxilum", NX_NODE_PATH: standin, TOOLGATE_CATALOGUE: "embedded", TOOLGATE_ADVERTISE: "all" },
   cwd: process.cwd(),
   stderr: "inherit",
 });
