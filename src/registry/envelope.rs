@@ -11,63 +11,41 @@
 
 use serde_json::{Map, Value, json};
 
-/// The branch every failure body satisfies.
-fn failure_branch() -> Value {
-    json!({"properties": {"success": {"const": false}}, "required": ["success", "error", "code", "retryable"]})
-}
-
-/// The failure fields, merged into a schema's properties where it does not define them.
-fn failure_properties() -> [(&'static str, Value); 4] {
-    [
-        ("error", json!({"type": "string"})),
-        ("code", json!({"type": "string"})),
-        ("retryable", json!({"type": "boolean"})),
-        ("run_id", json!({"type": "string"})),
-    ]
-}
+/// The fields every failure body carries (besides `success`).
+const FAILURE_REQUIRED: [&str; 3] = ["error", "code", "retryable"];
 
 /// `schema` (an object schema describing a family's success body) widened to admit the
-/// failure body: its `required` list becomes the success branch of a top-level `anyOf`.
+/// failure body: its `required` list becomes one branch of a top-level `anyOf`, the
+/// failure fields the other.
 pub fn admit_failures(schema: Value) -> Value {
     let Value::Object(mut schema) = schema else {
         return schema;
     };
     let required = schema.remove("required").unwrap_or_else(|| json!([]));
-    let props = schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(props) = props {
-        for (name, rule) in failure_properties() {
-            props.entry(name).or_insert(rule);
-        }
-    }
     schema.insert("type".to_owned(), json!("object"));
-    schema.insert("anyOf".to_owned(), json!([{"required": required}, failure_branch()]));
+    schema.insert(
+        "anyOf".to_owned(),
+        json!([{"required": required}, {"required": FAILURE_REQUIRED}]),
+    );
     Value::Object(schema)
 }
 
 /// The schema of a catalogue tool's `structuredContent` (DESIGN §5): the run envelope
 /// with the tool's own output schema under `result`, failures admitted.
 ///
-/// The tool's `$defs`/`definitions` are hoisted to the root, so its local references
-/// (`#/$defs/...`) still resolve once it sits under `result`.
+/// It is kept lean because it is repeated for every listed tool: the envelope adds
+/// ~190 bytes, and the tool's own schema loses its prose (`description`, `title`,
+/// `examples`), which validation never reads and which the meta-tool's `schema` command
+/// and the `tools/{slug}` resource still give whole. The tool's `$defs`/`definitions`
+/// are hoisted to the root, so its local references (`#/$defs/...`) still resolve under
+/// `result`.
 pub fn run_output_schema(result: Option<&Value>) -> Value {
-    let mut result = result.cloned().unwrap_or_else(|| json!({}));
+    let mut result = result.map(without_prose).unwrap_or_else(|| json!({}));
     let mut wrapper = json!({
         "type": "object",
-        "properties": {
-            "success": {"type": "boolean"},
-            "duration_ms": {"type": "integer", "minimum": 0},
-            "run_id": {"type": "string"},
-            "stdout": {"type": "string"},
-            "stderr": {"type": "string"},
-            "truncated": {"type": "boolean"},
-            "error": {"type": "string"},
-            "code": {"type": "string"},
-            "retryable": {"type": "boolean"}
-        },
-        "anyOf": [
-            {"properties": {"success": {"const": true}}, "required": ["success", "result", "duration_ms", "run_id"]},
-            failure_branch()
-        ]
+        "properties": {"success": {"type": "boolean"}},
+        "required": ["success"],
+        "anyOf": [{"required": ["result", "duration_ms", "run_id"]}, {"required": FAILURE_REQUIRED}]
     });
     if let Some(own) = result.as_object_mut() {
         for key in ["$defs", "definitions"] {
@@ -81,6 +59,23 @@ pub fn run_output_schema(result: Option<&Value>) -> Value {
     }
     wrapper["properties"]["result"] = result;
     wrapper
+}
+
+/// `schema` without the annotations validation ignores. A property *named* like one of
+/// them holds a schema (an object), so only non-object values are dropped.
+fn without_prose(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, v)| {
+                    !(matches!(k.as_str(), "description" | "title" | "examples" | "$comment") && !v.is_object())
+                })
+                .map(|(k, v)| (k.clone(), without_prose(v)))
+                .collect::<Map<String, Value>>(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_prose).collect()),
+        other => other.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -115,7 +110,25 @@ mod tests {
         assert!(v.is_valid(&failure));
         assert!(!v.is_valid(&json!({"success": true, "duration_ms": 1, "run_id": "r1"})));
         assert!(!v.is_valid(&json!({"success": false, "error": "bad"})));
-        assert!(!v.is_valid(&json!({"success": true, "error": "x", "code": "C", "retryable": false})));
+        assert!(!v.is_valid(&json!({"result": {"n": 1}, "duration_ms": 1, "run_id": "r1"})));
+    }
+
+    #[test]
+    fn prose_goes_but_properties_named_like_it_stay() {
+        let own = json!({
+            "type": "object",
+            "description": "What it returns.",
+            "properties": {
+                "title": {"type": "string", "description": "The title."},
+                "n": {"type": "integer", "examples": [1]}
+            },
+            "required": ["title"]
+        });
+        let lean = run_output_schema(Some(&own));
+        assert_eq!(
+            lean["properties"]["result"],
+            json!({"type": "object", "properties": {"title": {"type": "string"}, "n": {"type": "integer"}}, "required": ["title"]})
+        );
     }
 
     #[test]
