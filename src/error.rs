@@ -148,6 +148,9 @@ pub enum Error {
         /// The cap.
         limit: usize,
     },
+    /// The client cancelled the call while it ran; the run was stopped.
+    #[error("The call was cancelled by the client.")]
+    Cancelled,
     /// A fault of toolgate itself (a bug or an environment failure), not of the caller.
     #[error("Internal error: {0}")]
     Internal(String),
@@ -214,6 +217,7 @@ impl Error {
             Error::RunNotFound { .. } => "RUN_NOT_FOUND",
             Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
             Error::SessionLimit { .. } => "SESSION_LIMIT",
+            Error::Cancelled => "CANCELLED",
             Error::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -238,6 +242,7 @@ impl Error {
             | Error::RunNotFound { .. }
             | Error::SessionNotFound { .. }
             | Error::SessionLimit { .. }
+            | Error::Cancelled
             | Error::Internal(_) => false,
         }
     }
@@ -347,6 +352,7 @@ mod tests {
             (Error::RunNotFound { id: s() }, "RUN_NOT_FOUND", false),
             (Error::SessionNotFound { id: s() }, "SESSION_NOT_FOUND", false),
             (Error::SessionLimit { limit: 5 }, "SESSION_LIMIT", false),
+            (Error::Cancelled, "CANCELLED", false),
             (Error::Internal(s()), "INTERNAL_ERROR", false),
         ];
         for (error, code, retryable) in cases {
