@@ -9,6 +9,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use tokio_util::sync::CancellationToken;
 use toolgate::exec::js::{Js, JsLimits};
 use toolgate::limits::{FETCH_TIMEOUT, JS_HEAP_BYTES, JS_WALL_CLOCK, OUTPUT_CHARS};
 
@@ -24,14 +25,20 @@ fn paths(c: &mut Criterion) {
         return;
     };
     let engine = Js::new(LIMITS);
+    let cancel = CancellationToken::new();
     let mut group = c.benchmark_group("js");
     group.bench_function("run_javascript", |b| {
         b.to_async(&runtime)
-            .iter(|| engine.run_snippet(black_box("console.log('hi'); return 1 + 1;"), false))
+            .iter(|| engine.run_snippet(black_box("console.log('hi'); return 1 + 1;"), false, &cancel))
     });
     group.bench_function("run_typescript", |b| {
-        b.to_async(&runtime)
-            .iter(|| engine.run_snippet(black_box("const n: number = 1 + 1; console.log('hi'); return n;"), true))
+        b.to_async(&runtime).iter(|| {
+            engine.run_snippet(
+                black_box("const n: number = 1 + 1; console.log('hi'); return n;"),
+                true,
+                &cancel,
+            )
+        })
     });
     let tool: Arc<str> = Arc::from("function run(params) { return { upper: params.text.toUpperCase() }; }");
     group.bench_function("catalogue_tool", |b| {
@@ -40,6 +47,7 @@ fn paths(c: &mut Criterion) {
                 black_box(tool.clone()),
                 "index.js".to_owned(),
                 serde_json::json!({"text": "hello"}),
+                &cancel,
             )
         })
     });

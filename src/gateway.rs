@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::catalogue::{Snapshot, Store, Tool};
 use crate::error::Error;
@@ -97,7 +98,11 @@ impl Gateway {
     ) -> (String, std::time::Duration, crate::exec::js::SnippetOutput) {
         let id = self.next_id();
         let (started, clock) = (SystemTime::now(), Instant::now());
-        let out = self.exec.js().run_snippet(&code, typescript).await;
+        let out = self
+            .exec
+            .js()
+            .run_snippet(&code, typescript, &CancellationToken::new())
+            .await;
         let took = clock.elapsed();
         let slug = if typescript { "run_typescript" } else { "run_javascript" };
         let ended = out.outcome.as_ref().map(Option::as_ref);

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use moka::future::Cache;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::js::{Js, JsLimits};
 use super::nyxilum::Nyxilum;
@@ -169,8 +170,16 @@ impl Executor {
         start: Instant,
     ) -> Result<Outcome, Error> {
         let out = match runtime {
-            Runtime::Javascript => self.js.run_tool(code, format!("{slug}.js"), params).await?,
-            Runtime::Typescript => self.js.run_typescript_tool(&code, format!("{slug}.ts"), params).await?,
+            Runtime::Javascript => {
+                self.js
+                    .run_tool(code, format!("{slug}.js"), params, &CancellationToken::new())
+                    .await?
+            }
+            Runtime::Typescript => {
+                self.js
+                    .run_typescript_tool(&code, format!("{slug}.ts"), params, &CancellationToken::new())
+                    .await?
+            }
             Runtime::Nyxilum => {
                 let (result, out) = self.nyxilum.tool(slug, &code, &params).await?;
                 return Ok(Outcome {
