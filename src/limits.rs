@@ -17,6 +17,11 @@ pub const JS_HEAP_BYTES: usize = 512 * 1024 * 1024;
 /// crash of the process.
 pub const JS_STACK_BYTES: usize = 1024 * 1024;
 
+/// Bytes past its heap cap a JavaScript run may still allocate once its interrupt has
+/// fired: enough for QuickJS to build its uncatchable "interrupted" error (an error it
+/// cannot allocate is thrown as a catchable `null`, which a script could swallow).
+pub const JS_INTERRUPT_RESERVE_BYTES: usize = 1024 * 1024;
+
 /// Wall-clock deadline for one JavaScript run: 30 s, as the JS-VM seed allows.
 pub const JS_WALL_CLOCK: Duration = Duration::from_secs(30);
 

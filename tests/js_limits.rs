@@ -120,3 +120,62 @@ async fn a_client_leaving_mid_run_does_not_hold_the_server_until_the_deadline() 
         "the server was still running two minutes after its client left"
     );
 }
+
+/// Heap-filling loops whose time goes to large native calls, which QuickJS's interrupt
+/// poll (every 10,000 branches or calls) barely sees: each once overran a 1.5 s deadline
+/// by seconds and was reported as the heap limit. With a heap cap no run can fill in
+/// 300 ms, the deadline comes first, and the answer must say so.
+#[tokio::test]
+async fn a_heap_filling_loop_ends_at_its_deadline_and_says_it_was_the_deadline() {
+    let gate = Gate::start(&[
+        ("TOOLGATE_RUNTIMES", "js"),
+        ("TOOLGATE_JS_TIMEOUT_MS", "300"),
+        ("TOOLGATE_JS_HEAP_MB", "8192"),
+    ])
+    .await;
+    for code in [
+        "const a = []; while (true) a.push(new Array(1e5).fill(1));",
+        "while (true) new Array(1e5).fill(1);",
+        "const a = []; while (true) { try { a.push(new Array(1e5).fill(1)); } catch (e) {} }",
+        "while (true) { try { while (true) new Array(1e5).fill(1); } catch (e) {} }",
+    ] {
+        let r = gate.call("run_javascript", json!({ "code": code })).await;
+        let s = structured(&r);
+        assert_eq!(r.is_error, Some(true), "{code}: {s}");
+        assert_eq!(s["timed_out"], true, "{code}: {s}");
+        assert!(
+            s["error"].as_str().unwrap().contains("timed out after 0.3 seconds"),
+            "{code}: {s}"
+        );
+    }
+    let r = gate.call("run_javascript", json!({ "code": "return 'alive';" })).await;
+    assert_eq!(structured(&r)["result"], "alive", "the server still runs scripts");
+    gate.stop().await;
+}
+
+/// The heap cap reached long before the deadline decides the answer even when the
+/// script catches the out-of-memory error and would spin on until the deadline.
+#[tokio::test]
+async fn a_heap_cap_reached_first_is_the_limit_reported_even_when_caught() {
+    let gate = Gate::start(&[
+        ("TOOLGATE_RUNTIMES", "js"),
+        ("TOOLGATE_JS_TIMEOUT_MS", "20000"),
+        ("TOOLGATE_JS_HEAP_MB", "16"),
+    ])
+    .await;
+    for code in [
+        "const a = []; while (true) a.push(new Array(1e5).fill(1));",
+        "const a = []; while (true) { try { a.push(new Array(1e5).fill(1)); } catch (e) {} }",
+    ] {
+        let r = gate.call("run_javascript", json!({ "code": code })).await;
+        let s = structured(&r);
+        assert_eq!(
+            (r.is_error, &s["timed_out"]),
+            (Some(true), &json!(false)),
+            "{code}: {s}"
+        );
+        let error = s["error"].as_str().unwrap();
+        assert!(error.contains("heap") && error.contains("16 MiB"), "{code}: {s}");
+    }
+    gate.stop().await;
+}

@@ -68,7 +68,7 @@ fn without_prose(schema: &Value) -> Value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .filter(|(k, v)| {
-                    !(matches!(k.as_str(), "description" | "title" | "examples" | "$comment") && !v.is_object())
+                    !matches!(k.as_str(), "description" | "title" | "examples" | "$comment") || v.is_object()
                 })
                 .map(|(k, v)| (k.clone(), without_prose(v)))
                 .collect::<Map<String, Value>>(),

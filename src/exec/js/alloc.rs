@@ -1,35 +1,53 @@
-//! A heap cap QuickJS cannot talk its way around.
+//! A heap cap and a deadline QuickJS cannot talk its way around.
 //!
 //! QuickJS lets script code catch its out-of-memory error and carry on, so a cap enforced
 //! only inside the engine can be hidden from the host. This allocator counts every byte
-//! the engine holds, refuses an allocation that would pass the cap, and records that it
-//! did in a flag the host reads after the run: a run that hit the cap is a
-//! `RESOURCE_LIMIT` failure whatever the script made of it.
+//! the engine holds, refuses an allocation that would pass the cap, and records in the
+//! run's [`RunState`] that it did: a run that hit the cap first is a `RESOURCE_LIMIT`
+//! failure whatever the script made of it.
+//!
+//! Once the engine is built, it also refuses every allocation after the run's deadline
+//! has passed (or the run was stopped), so a script
+//! whose time goes to large native calls (which QuickJS's interrupt poll, run every
+//! 10,000 branches or calls, does not see) stops at its next allocation. Once the
+//! interrupt handler has fired it admits allocations again, up to the cap plus
+//! [`JS_INTERRUPT_RESERVE_BYTES`], so QuickJS can build the uncatchable error that
+//! unwinds the script.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use rquickjs::allocator::{Allocator, RustAllocator};
 
-/// Wraps [`RustAllocator`] with a byte budget.
+use super::state::{Limit, RunState};
+use crate::limits::JS_INTERRUPT_RESERVE_BYTES;
+
+/// Wraps [`RustAllocator`] with a byte budget and the run's deadline.
 pub(crate) struct CappedAllocator {
     used: usize,
     limit: usize,
-    hit: Arc<AtomicBool>,
+    state: Arc<RunState>,
 }
 
 impl CappedAllocator {
-    /// An allocator that refuses to hold more than `limit` bytes and sets `hit` when it
-    /// refuses.
-    pub(crate) fn new(limit: usize, hit: Arc<AtomicBool>) -> Self {
-        CappedAllocator { used: 0, limit, hit }
+    /// An allocator that refuses to hold more than `limit` bytes, or anything new once
+    /// `state`'s deadline has passed, and records in `state` which limit refused first.
+    pub(crate) fn new(limit: usize, state: Arc<RunState>) -> Self {
+        CappedAllocator { used: 0, limit, state }
     }
 
     fn admit(&mut self, more: usize) -> bool {
-        match self.used.checked_add(more) {
+        let total = self.used.checked_add(more);
+        if self.state.interrupting() {
+            // The script is being unwound: let QuickJS build its interrupt error.
+            return total.is_some_and(|t| t <= self.limit.saturating_add(JS_INTERRUPT_RESERVE_BYTES));
+        }
+        if self.state.ready() && self.state.passed() {
+            return false;
+        }
+        match total {
             Some(total) if total <= self.limit => true,
             _ => {
-                self.hit.store(true, Ordering::Relaxed);
+                self.state.record(Limit::Heap);
                 false
             }
         }

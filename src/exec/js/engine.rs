@@ -3,20 +3,22 @@
 //! web shims (`web.js`) installed. Building it is most of a run's cost, so [`Engine::new`]
 //! happens before a call arrives (see `pool.rs`); [`Engine::run`] then only compiles and
 //! runs the caller's code. Nothing survives the run: the engine is dropped after it.
+//! Its deadline, the limit that ended it and its output live in a [`RunState`] the
+//! caller holds too, so the caller can answer without waiting for the engine.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::module::WriteOptions;
 use rquickjs::{AsyncContext, AsyncRuntime, CatchResultExt, Ctx, Function, JsLifetime, Module, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::alloc::CappedAllocator;
 use super::bytecode::{self, Scripts};
 use super::fetch::{self, Fetcher};
-use super::output::Captured;
 use super::program::Program;
+use super::state::{Limit, RunState};
 use super::thrown::{internal, thrown};
 use crate::error::Error;
 use crate::limits::JS_STACK_BYTES;
@@ -34,10 +36,6 @@ pub struct JsLimits {
     pub fetch_timeout: Duration,
 }
 
-/// How long the outer timeout waits past the interrupt deadline before giving up on a
-/// run whose promise never settles.
-const OUTER_GRACE: Duration = Duration::from_millis(100);
-
 /// The console installer, evaluated before anything else.
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -52,9 +50,6 @@ const BOOT_NAME: &str = "toolgate:boot";
 /// ~1 ms per engine here, reading the bytecode ~0.1 ms.
 static BOOT: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
 
-/// "No deadline yet": the engine is waiting for its run.
-const NO_DEADLINE: u64 = u64::MAX;
-
 /// The console's value formatter, kept where only the host can reach it.
 #[derive(JsLifetime)]
 struct Inspect<'js>(Function<'js>);
@@ -65,86 +60,81 @@ pub(super) struct Engine {
     ctx: AsyncContext,
     _rt: AsyncRuntime,
     limits: JsLimits,
-    born: Instant,
-    /// Nanoseconds after `born` at which the interrupt handler stops the script.
-    deadline: Arc<AtomicU64>,
-    heap_hit: Arc<AtomicBool>,
-    interrupted: Arc<AtomicBool>,
-    sink: Arc<Mutex<Captured>>,
+    state: Arc<RunState>,
 }
 
 impl Engine {
-    /// A fresh runtime and context within `limits`, console and web shims installed.
-    pub(super) async fn new(limits: JsLimits, fetcher: Arc<Fetcher>) -> Result<Engine, Error> {
-        let heap_hit = Arc::new(AtomicBool::new(false));
-        let interrupted = Arc::new(AtomicBool::new(false));
-        let deadline = Arc::new(AtomicU64::new(NO_DEADLINE));
-        let born = Instant::now();
-        let rt = AsyncRuntime::new_with_alloc(CappedAllocator::new(limits.heap_bytes, heap_hit.clone()))
+    /// A fresh runtime and context within `limits`, console and web shims installed,
+    /// reporting to `state`.
+    pub(super) async fn new(limits: JsLimits, fetcher: Arc<Fetcher>, state: Arc<RunState>) -> Result<Engine, Error> {
+        let rt = AsyncRuntime::new_with_alloc(CappedAllocator::new(limits.heap_bytes, state.clone()))
             .map_err(|e| Error::Internal(format!("cannot create a QuickJS runtime: {e}")))?;
         rt.set_max_stack_size(JS_STACK_BYTES).await;
-        let (until, flag) = (deadline.clone(), interrupted.clone());
+        let watched = state.clone();
         rt.set_interrupt_handler(Some(Box::new(move || {
-            let late = born.elapsed().as_nanos() >= u128::from(until.load(Ordering::Relaxed));
+            let late = watched.passed();
             if late {
-                flag.store(true, Ordering::Relaxed);
+                watched.interrupt();
             }
             late
         })))
         .await;
         let refused = |what: &str, e: String| {
-            if heap_hit.load(Ordering::Relaxed) {
-                heap_error(limits.heap_bytes)
-            } else {
-                Error::Internal(format!("{what}: {e}"))
-            }
+            state
+                .verdict(limits.wall_clock, limits.heap_bytes)
+                .unwrap_or_else(|| Error::Internal(format!("{what}: {e}")))
         };
         let ctx = AsyncContext::full(&rt)
             .await
             .map_err(|e| refused("cannot create a QuickJS context", e.to_string()))?;
-        let sink = Arc::new(Mutex::new(Captured::default()));
-        let writer = sink.clone();
+        let writer = state.clone();
         ctx.with(|ctx| install(&ctx, writer, limits.output_chars, fetcher))
             .await
             .map_err(|e| refused("cannot install the console and web shims", e))?;
+        state.mark_ready();
         Ok(Engine {
             ctx,
             _rt: rt,
             limits,
-            born,
-            deadline,
-            heap_hit,
-            interrupted,
-            sink,
+            state,
         })
     }
 
-    /// Runs `program` (`code` is its text) under the deadline, turning every way it can
-    /// end into a value or one typed error, with the captured output in every case.
-    /// A tool's script is read from `scripts` as bytecode when it compiles.
+    /// The state this engine reports to.
+    pub(super) fn state(&self) -> &Arc<RunState> {
+        &self.state
+    }
+
+    /// Runs `program` (`code` is its text) until it ends, its state's deadline (`until`,
+    /// armed by the caller) passes, or `halt` is cancelled, turning every way it can end
+    /// into a value or one typed error. A tool's script is read from `scripts` as
+    /// bytecode when it compiles.
     pub(super) async fn run(
         &self,
         code: &Arc<str>,
         program: &Program,
         scripts: &Scripts,
-    ) -> (Result<Option<serde_json::Value>, Error>, Captured) {
-        let start = self.born.elapsed() + self.limits.wall_clock;
-        let nanos = u64::try_from(start.as_nanos()).unwrap_or(NO_DEADLINE - 1);
-        self.deadline.store(nanos, Ordering::Relaxed);
+        until: Instant,
+        halt: &CancellationToken,
+    ) -> Result<Option<serde_json::Value>, Error> {
         let evaluated = self
             .ctx
             .async_with(async |ctx| evaluate(&ctx, code, program, scripts).await);
-        let outcome = tokio::time::timeout(self.limits.wall_clock + OUTER_GRACE, evaluated).await;
-        let captured = std::mem::take(&mut *self.sink.lock().unwrap_or_else(PoisonError::into_inner));
-        // Limits first: a script may have caught the error the limit raised and returned.
-        let result = if self.heap_hit.load(Ordering::Relaxed) {
-            Err(heap_error(self.limits.heap_bytes))
-        } else if self.interrupted.load(Ordering::Relaxed) {
-            Err(timeout(self.limits))
-        } else {
-            outcome.unwrap_or_else(|_| Err(timeout(self.limits)))
+        let outcome = tokio::select! {
+            biased;
+            outcome = evaluated => Some(outcome),
+            () = halt.cancelled() => None,
+            () = tokio::time::sleep_until(until.into()) => None,
         };
-        (result, captured)
+        if outcome.is_none() {
+            // A promise that never settles: the script is idle, so the deadline ends it.
+            self.state.stop(Limit::Deadline);
+        }
+        // Limits first: a script may have caught the error the limit raised and returned.
+        match self.state.verdict(self.limits.wall_clock, self.limits.heap_bytes) {
+            Some(e) => Err(e),
+            None => outcome.unwrap_or_else(|| Err(Error::Internal("the run stopped with no limit".to_owned()))),
+        }
     }
 }
 
@@ -164,7 +154,7 @@ fn boot_bytecode(ctx: &Ctx<'_>) -> Result<&'static [u8], String> {
 }
 
 /// Loads the console and web installers and hands them the host's functions.
-fn install(ctx: &Ctx<'_>, sink: Arc<Mutex<Captured>>, cap: usize, fetcher: Arc<Fetcher>) -> Result<(), String> {
+fn install(ctx: &Ctx<'_>, state: Arc<RunState>, cap: usize, fetcher: Arc<Fetcher>) -> Result<(), String> {
     let bytecode = boot_bytecode(ctx)?;
     // SAFETY: the bytecode was written by this process's QuickJS from our own sources
     // (above), never read from outside, so it is well formed for this engine.
@@ -175,13 +165,14 @@ fn install(ctx: &Ctx<'_>, sink: Arc<Mutex<Captured>>, cap: usize, fetcher: Arc<F
     done.finish::<()>().catch(ctx).map_err(|e| e.to_string())?;
     let installer: Function = module.get("console").catch(ctx).map_err(|e| e.to_string())?;
     let write = Function::new(ctx.clone(), move |stream: i32, text: String| {
-        let mut captured = sink.lock().unwrap_or_else(PoisonError::into_inner);
-        let target = if stream == 2 {
-            &mut captured.stderr
-        } else {
-            &mut captured.stdout
-        };
-        target.push_line(&text, cap);
+        state.with_captured(|captured| {
+            let target = if stream == 2 {
+                &mut captured.stderr
+            } else {
+                &mut captured.stdout
+            };
+            target.push_line(&text, cap);
+        });
     })
     .map_err(|e| e.to_string())?;
     let inspect: Function = installer.call((write,)).catch(ctx).map_err(|e| e.to_string())?;
@@ -191,20 +182,6 @@ fn install(ctx: &Ctx<'_>, sink: Arc<Mutex<Captured>>, cap: usize, fetcher: Arc<F
     let host = fetch::host(ctx, fetcher).map_err(|e| e.to_string())?;
     web.call::<_, ()>((host,)).catch(ctx).map_err(|e| e.to_string())?;
     Ok(())
-}
-
-fn timeout(limits: JsLimits) -> Error {
-    Error::Timeout {
-        what: "The JavaScript".to_owned(),
-        after: limits.wall_clock,
-    }
-}
-
-fn heap_error(limit: usize) -> Error {
-    Error::ResourceLimit {
-        what: "The tool's JavaScript heap".to_owned(),
-        limit: format!("{} MiB", limit / (1024 * 1024)),
-    }
 }
 
 /// Inside the context: the program; the awaited value as JSON (`None` for undefined).

@@ -1,6 +1,6 @@
 //! The JavaScript backend: a fresh QuickJS runtime and context per call, with a heap cap
-//! enforced by the allocator, a deadline enforced by the interrupt handler and by an
-//! outer timeout (for promises that never settle), console output captured, and `fetch`
+//! enforced by the allocator, a deadline enforced by the interrupt handler, the
+//! allocator and the caller's own wait (`state.rs`), console output captured, and `fetch`
 //! bridged to the host within its own limits. Engines are built ahead of the call that
 //! uses them (`pool.rs`), never reused.
 
@@ -11,6 +11,7 @@ mod fetch;
 pub mod output;
 mod pool;
 mod program;
+mod state;
 mod thrown;
 mod typescript;
 

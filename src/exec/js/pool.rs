@@ -5,12 +5,17 @@
 //! so a few spares are kept ready and replaced in the background after each use.
 //!
 //! A run happens on a blocking thread (a CPU-bound script never stalls the async server)
-//! inside the server's own tokio runtime, so `fetch` and the outer timeout use its I/O
-//! and timer drivers. The answer is sent before the used engine is dropped, so freeing it
-//! is off the caller's path too.
+//! inside the server's own tokio runtime, so `fetch` uses its I/O and timer drivers.
+//! The caller does not depend on that thread to answer: it waits for the engine's
+//! answer, the deadline (counted from the call) or its cancellation token, whichever
+//! comes first, and answers from the run's shared state, so a script stuck in a long
+//! native call, a garbage collection over a huge heap, or the freeing of that heap
+//! cannot delay the answer. The engine is told to stop at the same moment and ends on
+//! its own thread; it is dropped there, off the caller's path.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
@@ -21,6 +26,7 @@ use super::engine::{Engine, JsLimits};
 use super::fetch::Fetcher;
 use super::output::Captured;
 use super::program::{self, Program};
+use super::state::{Limit, RunState};
 use crate::error::Error;
 use crate::limits::{FETCH_BODY_BYTES, JS_SPARE_ENGINES};
 
@@ -78,19 +84,20 @@ impl Js {
     }
 
     /// Runs a tool script: evaluates `code` (named `filename` in stack traces), then
-    /// awaits `run(params)`.
+    /// awaits `run(params)`. Cancelling `cancel` stops the run as its deadline would and
+    /// fails it with [`Error::Cancelled`].
     pub async fn run_tool(
         &self,
         code: Arc<str>,
         filename: String,
         params: serde_json::Value,
-        _cancel: &CancellationToken,
+        cancel: &CancellationToken,
     ) -> Result<JsOutput, Error> {
         let program = Program::Tool {
             filename,
             params: params.to_string(),
         };
-        let (outcome, captured) = self.execute(code, program).await;
+        let (outcome, captured) = self.execute(code, program, cancel).await;
         Ok(JsOutput {
             result: outcome?.unwrap_or(serde_json::Value::Null),
             captured,
@@ -111,49 +118,77 @@ impl Js {
 
     /// Runs a snippet as the body of an async function: the JS-VM seed's
     /// `run_javascript`, or with `typescript` its `run_typescript` (types erased first,
-    /// lines kept).
-    pub async fn run_snippet(&self, code: &str, typescript: bool, _cancel: &CancellationToken) -> SnippetOutput {
+    /// lines kept). Cancelling `cancel` stops it as in [`Js::run_tool`].
+    pub async fn run_snippet(&self, code: &str, typescript: bool, cancel: &CancellationToken) -> SnippetOutput {
         let (outcome, captured) = match program::snippet(code, typescript) {
-            Ok((wrapped, program)) => self.execute(Arc::from(wrapped), program).await,
+            Ok((wrapped, program)) => self.execute(Arc::from(wrapped), program, cancel).await,
             Err(e) => (Err(e), Captured::default()),
         };
         SnippetOutput { outcome, captured }
     }
 
     /// Runs `program` in a spare engine (or a new one when none is ready) on a blocking
-    /// thread, then tops the spares up.
-    async fn execute(&self, code: Arc<str>, program: Program) -> Ran {
+    /// thread, then tops the spares up. Answers when the engine does, at the deadline,
+    /// or when `cancel` is cancelled, whichever comes first.
+    async fn execute(&self, code: Arc<str>, program: Program, cancel: &CancellationToken) -> Ran {
+        let until = Instant::now() + self.limits.wall_clock;
         let spare = self.spares.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let state = spare
+            .as_ref()
+            .map_or_else(|| Arc::new(RunState::new()), |e| e.state().clone());
+        state.arm(until);
+        // Whatever ends the wait below (or drops it), the engine stops then too.
+        let halt = Stopper {
+            state: state.clone(),
+            halt: CancellationToken::new(),
+        };
         let handle = Handle::current();
         let (limits, fetcher, scripts) = (self.limits, self.fetcher.clone(), self.scripts.clone());
-        let (tx, rx) = oneshot::channel::<Ran>();
+        let (tx, rx) = oneshot::channel();
+        let (engine_state, engine_halt) = (state.clone(), halt.halt.clone());
         tokio::task::spawn_blocking(move || {
             // Every spare was built by this backend, with these limits.
             let engine = match spare {
                 Some(engine) => Ok(engine),
-                None => handle.block_on(Engine::new(limits, fetcher)),
+                None => handle.block_on(Engine::new(limits, fetcher, engine_state)),
             };
             match engine {
                 Ok(engine) => {
-                    let ran = handle.block_on(engine.run(&code, &program, &scripts));
+                    let ran = handle.block_on(engine.run(&code, &program, &scripts, until, &engine_halt));
                     // The caller has its answer before the engine is freed.
                     let _ = tx.send(ran);
                     drop(engine);
                 }
                 Err(e) => {
-                    let _ = tx.send((Err(e), Captured::default()));
+                    let _ = tx.send(Err(e));
                 }
             }
         });
         self.refill();
-        rx.await.unwrap_or_else(|_| {
-            (
-                Err(Error::Internal(
-                    "the JavaScript thread ended without an answer".to_owned(),
-                )),
-                Captured::default(),
-            )
-        })
+        let outcome = tokio::select! {
+            biased;
+            ran = rx => ran.unwrap_or_else(|_| Err(Error::Internal("the JavaScript thread ended without an answer".to_owned()))),
+            () = cancel.cancelled() => {
+                state.stop(Limit::Cancelled);
+                Err(self.verdict(&state))
+            }
+            () = tokio::time::sleep_until(until.into()) => {
+                state.stop(Limit::Deadline);
+                Err(self.verdict(&state))
+            }
+            // The heap cap (or the interrupt handler, a little past the deadline) fired:
+            // the run has failed, whatever the script makes of it.
+            () = state.fired() => Err(self.verdict(&state)),
+        };
+        drop(halt);
+        (outcome, state.take_captured())
+    }
+
+    /// The error of the limit that ended a run the caller stopped waiting for.
+    fn verdict(&self, state: &RunState) -> Error {
+        state
+            .verdict(self.limits.wall_clock, self.limits.heap_bytes)
+            .unwrap_or_else(|| Error::Internal("the run stopped with no limit".to_owned()))
     }
 
     /// Builds spares in the background until there are [`JS_SPARE_ENGINES`], unless a
@@ -167,7 +202,7 @@ impl Js {
         let handle = Handle::current();
         tokio::task::spawn_blocking(move || {
             while spares.lock().unwrap_or_else(PoisonError::into_inner).len() < JS_SPARE_ENGINES {
-                match handle.block_on(Engine::new(limits, fetcher.clone())) {
+                match handle.block_on(Engine::new(limits, fetcher.clone(), Arc::new(RunState::new()))) {
                     Ok(engine) => spares.lock().unwrap_or_else(PoisonError::into_inner).push(engine),
                     Err(e) => {
                         tracing::warn!("cannot prepare a JavaScript engine: {e}");
@@ -177,6 +212,21 @@ impl Js {
             }
             refilling.store(false, Ordering::Release);
         });
+    }
+}
+
+/// Stops a run's engine when dropped: when its caller has answered, or stopped waiting
+/// because its own future was dropped (a client that went away).
+struct Stopper {
+    state: Arc<RunState>,
+    halt: CancellationToken,
+}
+
+impl Drop for Stopper {
+    fn drop(&mut self) {
+        // After an answer from the engine this changes nothing: its limits are decided.
+        self.state.stop(Limit::Cancelled);
+        self.halt.cancel();
     }
 }
 
@@ -194,6 +244,37 @@ mod tests {
         })
     }
 
+    fn none() -> CancellationToken {
+        CancellationToken::new()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancelling_a_run_stops_it_and_says_so() {
+        // A 20 s deadline: only the cancellation can end these runs early.
+        let js = js();
+        let cancel = CancellationToken::new();
+        let canceller = cancel.clone();
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            canceller.cancel();
+        });
+        let out = js
+            .run_snippet("console.log('started'); while (true) {}", false, &cancel)
+            .await;
+        assert!(matches!(out.outcome, Err(Error::Cancelled)), "{:?}", out.outcome);
+        let cancel = CancellationToken::new();
+        let canceller = cancel.clone();
+        tokio::spawn(async move { canceller.cancel() });
+        let code: Arc<str> = Arc::from("function run() { while (true) {} }");
+        let out = js
+            .run_tool(code, "spin.js".into(), serde_json::json!({}), &cancel)
+            .await;
+        assert!(matches!(out, Err(Error::Cancelled)), "{out:?}");
+        // The backend still runs scripts afterwards.
+        let out = js.run_snippet("return 1;", false, &none()).await;
+        assert_eq!(out.outcome.ok(), Some(Some(serde_json::json!(1))));
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn cached_scripts_keep_sloppy_semantics_and_lines_on_every_run() {
         let js = js();
@@ -203,22 +284,12 @@ mod tests {
         );
         for n in [1, 2] {
             let out = js
-                .run_tool(
-                    code.clone(),
-                    "t.js".into(),
-                    serde_json::json!({"n": n}),
-                    &CancellationToken::new(),
-                )
+                .run_tool(code.clone(), "t.js".into(), serde_json::json!({"n": n}), &none())
                 .await;
             assert_eq!(out.map(|o| o.result).ok(), Some(serde_json::json!(n + 1)));
         }
         let Err(Error::Execution { message }) = js
-            .run_tool(
-                code.clone(),
-                "t.js".into(),
-                serde_json::json!({"n": -1}),
-                &CancellationToken::new(),
-            )
+            .run_tool(code.clone(), "t.js".into(), serde_json::json!({"n": -1}), &none())
             .await
         else {
             panic!("a throw is an execution error");
@@ -230,9 +301,8 @@ mod tests {
     async fn a_script_that_does_not_compile_reports_its_syntax_error() {
         let js = js();
         let code: Arc<str> = Arc::from("function run(p) {\n  return p +;\n}");
-        let Err(Error::Execution { message }) = js
-            .run_tool(code, "bad.js".into(), serde_json::json!({}), &CancellationToken::new())
-            .await
+        let Err(Error::Execution { message }) =
+            js.run_tool(code, "bad.js".into(), serde_json::json!({}), &none()).await
         else {
             panic!("a syntax error is an execution error");
         };
@@ -250,7 +320,7 @@ mod tests {
                 .run_snippet(
                     "const seen = globalThis.mark; globalThis.mark = 1; return seen ?? null;",
                     false,
-                    &CancellationToken::new(),
+                    &none(),
                 )
                 .await;
             assert_eq!(
