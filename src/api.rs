@@ -1,6 +1,10 @@
 //! The catalogue HTTP API of DESIGN §4: its wire types, shared by the client here and the
 //! server in `operator`, and the client the gateway uses to list, fetch and run tools.
 //!
+//! This module sits below the catalogue: it knows no catalogue type (the manifest's
+//! [`Runtime`] is defined here because the source answer carries it), so `catalogue`
+//! (whose HTTP source uses the client) depends on it and never the reverse.
+//!
 //! Every network failure becomes a typed [`Error`] with the retry semantics of DESIGN §6;
 //! nothing here panics on what a server sends. Bodies are read up to
 //! [`API_BODY_BYTES`](crate::limits::API_BODY_BYTES), never unbounded.
@@ -12,9 +16,31 @@ use reqwest::{StatusCode, Url};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::catalogue::manifest::Runtime;
 use crate::error::Error;
 use crate::limits::API_BODY_BYTES;
+
+/// The language a tool's source is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// A script defining `run(params)`, run in QuickJS.
+    Javascript,
+    /// The same, type-stripped first.
+    Typescript,
+    /// A NyxilumNode program reading `params.json`.
+    Nyxilum,
+}
+
+impl Runtime {
+    /// The manifest spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Runtime::Javascript => "javascript",
+            Runtime::Typescript => "typescript",
+            Runtime::Nyxilum => "nyxilum",
+        }
+    }
+}
 
 /// Body of `POST /api/tools/{slug}/run`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
