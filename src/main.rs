@@ -87,8 +87,11 @@ enum Command {
 enum CatalogueCommand {
     /// Serve a catalogue over the HTTP API (DESIGN §4).
     Serve {
-        /// The catalogue folder; the embedded catalogue when absent.
-        #[arg(long)]
+        /// The catalogue to serve (same forms as --catalogue); else --catalogue,
+        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
+        source: Option<String>,
+        /// The catalogue folder: the older spelling of SOURCE, kept so scripts still work.
+        #[arg(long, hide = true, value_name = "DIR", conflicts_with = "source")]
         dir: Option<PathBuf>,
         /// Address to listen on; port 0 picks a free port (printed on stderr).
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -97,7 +100,8 @@ enum CatalogueCommand {
     /// Walk every tool through a real server: advertise, describe, run its example, check
     /// the answer against its output schema, read it as a resource. Fails on any failure.
     Check {
-        /// The catalogue to check (same forms as --catalogue); overrides --catalogue.
+        /// The catalogue to check (same forms as --catalogue); else --catalogue,
+        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
         source: Option<String>,
     },
     /// Measure search quality: nDCG@10, Recall@5 and Recall@10 over judged queries.
@@ -105,7 +109,8 @@ enum CatalogueCommand {
         /// A JSONL file of {"query": "...", "relevant": ["slug", ...]} lines.
         #[arg(long)]
         queries: PathBuf,
-        /// The catalogue to search (same forms as --catalogue); overrides --catalogue.
+        /// The catalogue to search (same forms as --catalogue); else --catalogue,
+        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
         source: Option<String>,
         /// Also print the N worst queries and what ranked above the relevant tool.
         #[arg(long, value_name = "N", default_value_t = 0)]
@@ -144,7 +149,6 @@ fn fail(message: &str) -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    let raw_source = cli.catalogue.clone().or_else(|| cli.api_url.clone());
     let raw = Raw {
         catalogue: cli.catalogue,
         api_url: cli.api_url,
@@ -166,9 +170,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         Some(Command::Catalogue {
             command: CatalogueCommand::Check { source },
         }) => {
-            let source = source.or(raw_source).unwrap_or_else(|| "embedded".to_owned());
+            config.choose_source(source.as_deref())?;
             let binary = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
-            let report = toolgate::commands::check::run(&binary, &source, &config.name).await?;
+            let report = toolgate::commands::check::run(&binary, &config.source.setting(), &config.name).await?;
             print!("{}", report.render());
             if report.is_ok() {
                 Ok(())
@@ -177,9 +181,12 @@ async fn run(cli: Cli) -> Result<(), String> {
             }
         }
         Some(Command::Catalogue {
-            command: CatalogueCommand::Serve { dir, listen },
+            command: CatalogueCommand::Serve { source, dir, listen },
         }) => {
-            config.source = dir.map_or(SourceSpec::Embedded, SourceSpec::Dir);
+            match dir {
+                Some(dir) => config.source = SourceSpec::Dir(dir),
+                None => config.choose_source(source.as_deref())?,
+            }
             let gateway = gateway(&config)?;
             toolgate::operator::serve(gateway, &listen).await
         }
@@ -191,9 +198,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     show_misses,
                 },
         }) => {
-            if let Some(source) = source {
-                config.source = SourceSpec::parse(&source)?;
-            }
+            config.choose_source(source.as_deref())?;
             let text =
                 std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
             let snapshot = gateway(&config)?.snapshot().await.map_err(|e| e.to_string())?;

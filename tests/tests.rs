@@ -20,4 +20,5 @@ mod resources;
 mod run_javascript;
 mod sandbox;
 mod search;
+mod source_naming;
 mod stdout_purity;
