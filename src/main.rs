@@ -172,7 +172,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }) => {
             config.choose_source(source.as_deref())?;
             let binary = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
-            let report = toolgate::commands::check::run(&binary, &config.source.setting(), &config.name).await?;
+            let report = toolgate::commands::check::run(&binary, &config).await?;
             print!("{}", report.render());
             if report.is_ok() {
                 Ok(())

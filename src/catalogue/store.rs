@@ -190,7 +190,11 @@ impl Store {
 fn build(reported: &Mutex<HashSet<String>>, loaded: Loaded, origin: Origin) -> Arc<Snapshot> {
     let (snapshot, problems) = Snapshot::build(loaded.entries, origin);
     let mut reported = lock(reported);
-    for problem in loaded.problems.into_iter().chain(problems) {
+    for problem in loaded
+        .problems
+        .into_iter()
+        .chain(problems.iter().map(ToString::to_string))
+    {
         if reported.insert(problem.clone()) {
             tracing::warn!("{problem}");
         }
