@@ -62,6 +62,8 @@ struct Cli {
     #[arg(long, env = "NX_NODE_PATH", global = true)]
     nx_node_path: Option<PathBuf>,
     /// The NyxilumLang checkout whose build output holds NyxilumNode (and its GUIDE.md).
+    /// A relative path, the default included, is taken from the working directory toolgate
+    /// is started in (an MCP host's own), not from where the binary is.
     #[arg(long, env = "NX_ECOSYSTEM_ROOT", global = true, default_value = "../NyxilumLang")]
     nx_ecosystem_root: PathBuf,
     /// Diagnostics to stderr at debug level.
@@ -301,10 +303,19 @@ fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
         _ => None,
     };
     let store = Store::open(&config.source, client, config.limits.cache_ttl)?;
-    let nyxilum = toolgate::exec::nyxilum::Nyxilum::new(toolgate::exec::nyxilum::Locator {
+    let locator = toolgate::exec::nyxilum::Locator {
         node_path: config.nx_node_path.clone(),
         ecosystem_root: config.nx_ecosystem_root.clone(),
-    });
+    };
+    match &locator.node_path {
+        Some(path) => tracing::debug!("NyxilumNode: NX_NODE_PATH={}", path.display()),
+        None => tracing::debug!(
+            "NyxilumNode: searched for under NX_ECOSYSTEM_ROOT={} (resolves to {}; a relative root is taken from the working directory)",
+            locator.ecosystem_root.display(),
+            locator.root().display()
+        ),
+    }
+    let nyxilum = toolgate::exec::nyxilum::Nyxilum::new(locator);
     let exec = Executor::new(config.execution, &config.limits, nyxilum);
     Ok(Arc::new(Gateway::new(store, exec)))
 }
