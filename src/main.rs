@@ -212,6 +212,11 @@ async fn run(cli: Cli) -> Result<(), String> {
                     "--http {addr}: MCP over Streamable HTTP is not in this version yet; use stdio"
                 ));
             }
+            // Started by hand in a terminal, the server would wait in silence for MCP
+            // frames; say what it is. stderr only: stdout stays the transport.
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("{}", terminal_notice(&config.name));
+            }
             for note in &config.notes {
                 tracing::warn!("{note}");
             }
@@ -242,6 +247,18 @@ async fn run(cli: Cli) -> Result<(), String> {
             served
         }
     }
+}
+
+/// What a person who ran `toolgate` in a terminal reads on stderr: what the program is,
+/// how it is meant to be used, and where the settings are.
+fn terminal_notice(name: &str) -> String {
+    format!(
+        "toolgate {version}: an MCP server speaking JSON-RPC on stdin/stdout, now waiting for an MCP client.\n\
+         Typed text is not a command. Point an MCP client (a desktop host, an IDE, MCP Inspector) at this\n\
+         program, e.g. {{\"mcpServers\": {{\"{name}\": {{\"command\": \"toolgate\"}}}}}} in its configuration.\n\
+         `toolgate --help` lists the settings; Ctrl-D or Ctrl-C ends this session.",
+        version = env!("CARGO_PKG_VERSION"),
+    )
 }
 
 /// Resolves when the process receives SIGTERM or SIGINT, naming it. Without a handler
@@ -335,4 +352,22 @@ fn init_logging(debug: bool) {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_terminal_notice_says_what_this_is_and_how_to_use_it() {
+        let notice = super::terminal_notice("tools");
+        assert!(
+            notice.contains("an MCP server speaking JSON-RPC on stdin/stdout"),
+            "{notice}"
+        );
+        assert!(notice.contains("Point an MCP client"), "{notice}");
+        assert!(
+            notice.contains(r#"{"mcpServers": {"tools": {"command": "toolgate"}}}"#),
+            "{notice}"
+        );
+        assert!(notice.contains("toolgate --help"), "{notice}");
+    }
 }

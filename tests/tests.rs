@@ -22,3 +22,4 @@ mod sandbox;
 mod search;
 mod source_naming;
 mod stdout_purity;
+mod terminal;
