@@ -1,6 +1,10 @@
 //! The catalogue HTTP API of DESIGN §4: its wire types, shared by the client here and the
 //! server in `operator`, and the client the gateway uses to list, fetch and run tools.
 //!
+//! This module sits below the catalogue: it knows no catalogue type (the manifest's
+//! [`Runtime`] is defined here because the source answer carries it), so `catalogue`
+//! (whose HTTP source uses the client) depends on it and never the reverse.
+//!
 //! Every network failure becomes a typed [`Error`] with the retry semantics of DESIGN §6;
 //! nothing here panics on what a server sends. Bodies are read up to
 //! [`API_BODY_BYTES`](crate::limits::API_BODY_BYTES), never unbounded.
@@ -12,9 +16,31 @@ use reqwest::{StatusCode, Url};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::catalogue::manifest::Runtime;
 use crate::error::Error;
 use crate::limits::API_BODY_BYTES;
+
+/// The language a tool's source is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// A script defining `run(params)`, run in QuickJS.
+    Javascript,
+    /// The same, type-stripped first.
+    Typescript,
+    /// A NyxilumNode program reading `params.json`.
+    Nyxilum,
+}
+
+impl Runtime {
+    /// The manifest spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Runtime::Javascript => "javascript",
+            Runtime::Typescript => "typescript",
+            Runtime::Nyxilum => "nyxilum",
+        }
+    }
+}
 
 /// Body of `POST /api/tools/{slug}/run`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -61,20 +87,34 @@ pub struct ErrorBody {
     /// Close matches, for `TOOL_NOT_FOUND`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<String>,
+    /// The runtime that is missing, for `RUNTIME_UNAVAILABLE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
 }
 
 impl From<&Error> for ErrorBody {
+    /// The body a server sends for `e`. A missing runtime is named without the paths
+    /// this server searched: they describe its file system, which is not the caller's
+    /// business (the server logs them on its own stderr).
     fn from(e: &Error) -> Self {
         let candidates = match e {
             Error::ToolNotFound { candidates, .. } | Error::AmbiguousSlug { candidates, .. } => candidates.clone(),
             _ => Vec::new(),
         };
+        let (error, runtime) = match e {
+            Error::RuntimeUnavailable { runtime, .. } => (
+                format!("The {runtime} runtime is not available on this catalogue server, so it cannot run this tool."),
+                Some(runtime.clone()),
+            ),
+            _ => (e.to_string(), None),
+        };
         ErrorBody {
             success: false,
-            error: e.to_string(),
+            error,
             code: e.code().to_owned(),
             retryable: e.retryable(),
             candidates,
+            runtime,
         }
     }
 }
@@ -247,13 +287,13 @@ impl ApiClient {
         if status.is_success() {
             return Ok(body);
         }
-        Err(status_error(status, retry_after, &body))
+        Err(status_error(url, status, retry_after, &body))
     }
 }
 
 /// Maps a non-2xx answer to the error of DESIGN §6, keeping the API's own code where it
 /// names a failure of the call rather than of the API.
-fn status_error(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> Error {
+fn status_error(url: &Url, status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> Error {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
     let message = parsed
         .as_ref()
@@ -280,6 +320,14 @@ fn status_error(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) 
             violations: vec![message],
         },
         Some("EXECUTION_ERROR") => Error::Execution { message },
+        // Whatever status carried it, a missing runtime does not come back by retrying.
+        Some("RUNTIME_UNAVAILABLE") => Error::RuntimeUnavailable {
+            runtime: parsed
+                .as_ref()
+                .and_then(|b| b.runtime.clone())
+                .unwrap_or_else(|| "tool's".to_owned()),
+            tried: vec![format!("the catalogue server at {url}")],
+        },
         Some(code @ ("TOOL_NOT_FOUND" | "AMBIGUOUS_SLUG")) => {
             let candidates = parsed.as_ref().map(|b| b.candidates.clone()).unwrap_or_default();
             if code == "TOOL_NOT_FOUND" {
@@ -337,7 +385,8 @@ mod tests {
         let body = |code: &str| {
             serde_json::to_vec(&serde_json::json!({"success":false,"error":"m","code":code,"retryable":false})).unwrap()
         };
-        let code = |s: u16, b: &[u8]| status_error(StatusCode::from_u16(s).unwrap(), None, b).code();
+        let url = Url::parse("http://h/api/tools/t/run").unwrap();
+        let code = |s: u16, b: &[u8]| status_error(&url, StatusCode::from_u16(s).unwrap(), None, b).code();
         assert_eq!(code(401, b""), "UNAUTHORIZED");
         assert_eq!(code(403, b""), "UNAUTHORIZED");
         assert_eq!(code(429, b""), "RATE_LIMITED");
@@ -345,14 +394,37 @@ mod tests {
         assert_eq!(code(400, &body("INVALID_PARAMS")), "INVALID_PARAMS");
         assert_eq!(code(422, &body("EXECUTION_ERROR")), "EXECUTION_ERROR");
         assert_eq!(code(404, &body("TOOL_NOT_FOUND")), "TOOL_NOT_FOUND");
-        let e = status_error(StatusCode::SERVICE_UNAVAILABLE, None, b"");
+        let e = status_error(&url, StatusCode::SERVICE_UNAVAILABLE, None, b"");
         assert!(e.retryable());
-        assert!(!status_error(StatusCode::BAD_REQUEST, None, b"").retryable());
+        assert!(!status_error(&url, StatusCode::BAD_REQUEST, None, b"").retryable());
+    }
+
+    #[test]
+    fn a_missing_runtime_stays_runtime_unavailable_and_not_retryable_whatever_the_status() {
+        let url = Url::parse("http://h/api/tools/t/run").unwrap();
+        let body = ErrorBody::from(&Error::RuntimeUnavailable {
+            runtime: "nyxilum".into(),
+            tried: vec!["/srv/secret/Nx".into()],
+        });
+        let wire = serde_json::to_vec(&body).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&wire).contains("/srv/secret"),
+            "no server path on the wire"
+        );
+        for status in [424, 501, 503] {
+            let e = status_error(&url, StatusCode::from_u16(status).unwrap(), None, &wire);
+            assert_eq!(e.code(), "RUNTIME_UNAVAILABLE", "{status}");
+            assert!(!e.retryable(), "{status}");
+            let text = e.to_string();
+            assert!(text.contains("The nyxilum runtime is not available"), "{text}");
+            assert!(text.contains("http://h/api/tools/t/run"), "{text}");
+        }
     }
 
     #[test]
     fn rate_limit_keeps_retry_after() {
-        let e = status_error(StatusCode::TOO_MANY_REQUESTS, Some(Duration::from_secs(7)), b"");
+        let url = Url::parse("http://h/api").unwrap();
+        let e = status_error(&url, StatusCode::TOO_MANY_REQUESTS, Some(Duration::from_secs(7)), b"");
         assert_eq!(e.retry_after(), Some(Duration::from_secs(7)));
     }
 

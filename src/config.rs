@@ -40,6 +40,21 @@ impl SourceSpec {
         }
     }
 
+    /// The `TOOLGATE_CATALOGUE` value that [`SourceSpec::parse`] reads back as this same
+    /// source, for a child process. A folder keeps a trailing `/`, so one named
+    /// `x.json` or `embedded` stays a folder.
+    pub fn setting(&self) -> String {
+        match self {
+            SourceSpec::Embedded => "embedded".to_owned(),
+            SourceSpec::Dir(path) => {
+                let text = path.display().to_string();
+                if text.ends_with('/') { text } else { format!("{text}/") }
+            }
+            SourceSpec::File(path) => path.display().to_string(),
+            SourceSpec::Http(base) => base.clone(),
+        }
+    }
+
     /// Returns true if and only if the tools' code belongs to the operator (embedded,
     /// folder or file), so it always runs locally whatever the execution mode.
     pub fn is_local(&self) -> bool {
@@ -249,6 +264,17 @@ impl Config {
         })
     }
 
+    /// Names the catalogue a command works on, one rule for every command that takes a
+    /// SOURCE (`catalogue serve`, `check`, `eval`): the positional SOURCE when given, else
+    /// what `--catalogue`/`TOOLGATE_CATALOGUE`/`TOOLGATE_API_URL` named (already in
+    /// `source`), else the embedded catalogue.
+    pub fn choose_source(&mut self, positional: Option<&str>) -> Result<(), String> {
+        if let Some(raw) = positional {
+            self.source = SourceSpec::parse(raw).map_err(|e| format!("SOURCE: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// The warning printed once at start when network code may run on this machine, or
     /// `None` when it cannot.
     pub fn execution_warning(&self) -> Option<&'static str> {
@@ -317,6 +343,41 @@ mod tests {
             SourceSpec::parse("http://h").unwrap(),
             SourceSpec::Http("http://h/api".into())
         );
+    }
+
+    #[test]
+    fn a_source_setting_reads_back_as_the_same_source() {
+        for raw in [
+            "embedded",
+            "x/tools.json",
+            "x/tools",
+            "x/tools/",
+            "http://h:1",
+            "some.json/",
+        ] {
+            let spec = SourceSpec::parse(raw).unwrap();
+            assert_eq!(SourceSpec::parse(&spec.setting()).unwrap(), spec, "{raw}");
+        }
+        let odd = SourceSpec::Dir("odd.json".into());
+        assert_eq!(SourceSpec::parse(&odd.setting()).unwrap(), odd);
+    }
+
+    #[test]
+    fn a_positional_source_wins_over_the_settings_and_its_absence_keeps_them() {
+        let mut r = raw();
+        r.catalogue = Some("from/env".into());
+        let mut config = Config::from_raw(r).unwrap();
+        config.choose_source(None).unwrap();
+        assert_eq!(config.source, SourceSpec::Dir("from/env".into()));
+        config.choose_source(Some("embedded")).unwrap();
+        assert_eq!(config.source, SourceSpec::Embedded);
+        config.choose_source(Some("http://h")).unwrap();
+        assert_eq!(config.source, SourceSpec::Http("http://h/api".into()));
+        assert!(
+            config.choose_source(Some("ftp://h")).is_ok(),
+            "anything else is a folder"
+        );
+        assert!(config.choose_source(Some("http://")).unwrap_err().contains("SOURCE"));
     }
 
     #[test]

@@ -66,6 +66,8 @@ struct Cli {
     #[arg(long, env = "NX_NODE_PATH", global = true)]
     nx_node_path: Option<PathBuf>,
     /// The NyxilumLang checkout whose build output holds NyxilumNode (and its GUIDE.md).
+    /// A relative path, the default included, is taken from the working directory toolgate
+    /// is started in (an MCP host's own), not from where the binary is.
     #[arg(long, env = "NX_ECOSYSTEM_ROOT", global = true, default_value = "../NyxilumLang")]
     nx_ecosystem_root: PathBuf,
     /// Diagnostics to stderr at debug level.
@@ -91,8 +93,11 @@ enum Command {
 enum CatalogueCommand {
     /// Serve a catalogue over the HTTP API (DESIGN §4).
     Serve {
-        /// The catalogue folder; the embedded catalogue when absent.
-        #[arg(long)]
+        /// The catalogue to serve (same forms as --catalogue); else --catalogue,
+        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
+        source: Option<String>,
+        /// The catalogue folder: the older spelling of SOURCE, kept so scripts still work.
+        #[arg(long, hide = true, value_name = "DIR", conflicts_with = "source")]
         dir: Option<PathBuf>,
         /// Address to listen on; port 0 picks a free port (printed on stderr).
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -101,7 +106,8 @@ enum CatalogueCommand {
     /// Walk every tool through a real server: advertise, describe, run its example, check
     /// the answer against its output schema, read it as a resource. Fails on any failure.
     Check {
-        /// The catalogue to check (same forms as --catalogue); overrides --catalogue.
+        /// The catalogue to check (same forms as --catalogue); else --catalogue,
+        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
         source: Option<String>,
     },
     /// Measure search quality: nDCG@10, Recall@5 and Recall@10 over judged queries.
@@ -109,7 +115,8 @@ enum CatalogueCommand {
         /// A JSONL file of {"query": "...", "relevant": ["slug", ...]} lines.
         #[arg(long)]
         queries: PathBuf,
-        /// The catalogue to search (same forms as --catalogue); overrides --catalogue.
+        /// The catalogue to search (same forms as --catalogue); else --catalogue,
+        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
         source: Option<String>,
         /// Also print the N worst queries and what ranked above the relevant tool.
         #[arg(long, value_name = "N", default_value_t = 0)]
@@ -148,7 +155,6 @@ fn fail(message: &str) -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    let raw_source = cli.catalogue.clone().or_else(|| cli.api_url.clone());
     let raw = Raw {
         catalogue: cli.catalogue,
         api_url: cli.api_url,
@@ -171,9 +177,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         Some(Command::Catalogue {
             command: CatalogueCommand::Check { source },
         }) => {
-            let source = source.or(raw_source).unwrap_or_else(|| "embedded".to_owned());
+            config.choose_source(source.as_deref())?;
             let binary = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
-            let report = toolgate::commands::check::run(&binary, &source, &config.name).await?;
+            let report = toolgate::commands::check::run(&binary, &config).await?;
             print!("{}", report.render());
             if report.is_ok() {
                 Ok(())
@@ -182,9 +188,12 @@ async fn run(cli: Cli) -> Result<(), String> {
             }
         }
         Some(Command::Catalogue {
-            command: CatalogueCommand::Serve { dir, listen },
+            command: CatalogueCommand::Serve { source, dir, listen },
         }) => {
-            config.source = dir.map_or(SourceSpec::Embedded, SourceSpec::Dir);
+            match dir {
+                Some(dir) => config.source = SourceSpec::Dir(dir),
+                None => config.choose_source(source.as_deref())?,
+            }
             let gateway = gateway(&config)?;
             toolgate::operator::serve(gateway, &listen).await
         }
@@ -196,9 +205,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     show_misses,
                 },
         }) => {
-            if let Some(source) = source {
-                config.source = SourceSpec::parse(&source)?;
-            }
+            config.choose_source(source.as_deref())?;
             let text =
                 std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
             let snapshot = gateway(&config)?.snapshot().await.map_err(|e| e.to_string())?;
@@ -209,6 +216,11 @@ async fn run(cli: Cli) -> Result<(), String> {
                 return Err(format!(
                     "--http {addr}: MCP over Streamable HTTP is not in this version yet; use stdio"
                 ));
+            }
+            // Started by hand in a terminal, the server would wait in silence for MCP
+            // frames; say what it is. stderr only: stdout stays the transport.
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("{}", terminal_notice(&config.name));
             }
             for note in &config.notes {
                 tracing::warn!("{note}");
@@ -245,6 +257,18 @@ async fn run(cli: Cli) -> Result<(), String> {
             served
         }
     }
+}
+
+/// What a person who ran `toolgate` in a terminal reads on stderr: what the program is,
+/// how it is meant to be used, and where the settings are.
+fn terminal_notice(name: &str) -> String {
+    format!(
+        "toolgate {version}: an MCP server speaking JSON-RPC on stdin/stdout, now waiting for an MCP client.\n\
+         Typed text is not a command. Point an MCP client (a desktop host, an IDE, MCP Inspector) at this\n\
+         program, e.g. {{\"mcpServers\": {{\"{name}\": {{\"command\": \"toolgate\"}}}}}} in its configuration.\n\
+         `toolgate --help` lists the settings; Ctrl-D or Ctrl-C ends this session.",
+        version = env!("CARGO_PKG_VERSION"),
+    )
 }
 
 /// Resolves when the process receives SIGTERM or SIGINT, naming it. Without a handler
@@ -306,10 +330,19 @@ fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
         _ => None,
     };
     let store = Store::open(&config.source, client, config.limits.cache_ttl)?;
-    let nyxilum = toolgate::exec::nyxilum::Nyxilum::new(toolgate::exec::nyxilum::Locator {
+    let locator = toolgate::exec::nyxilum::Locator {
         node_path: config.nx_node_path.clone(),
         ecosystem_root: config.nx_ecosystem_root.clone(),
-    });
+    };
+    match &locator.node_path {
+        Some(path) => tracing::debug!("NyxilumNode: NX_NODE_PATH={}", path.display()),
+        None => tracing::debug!(
+            "NyxilumNode: searched for under NX_ECOSYSTEM_ROOT={} (resolves to {}; a relative root is taken from the working directory)",
+            locator.ecosystem_root.display(),
+            locator.root().display()
+        ),
+    }
+    let nyxilum = toolgate::exec::nyxilum::Nyxilum::new(locator);
     let exec = Executor::new(config.execution, &config.limits, nyxilum);
     let builtins = Builtins::new(config.runtimes, &config.limits).map_err(|e| e.to_string())?;
     Ok(Arc::new(Gateway::new(store, exec, builtins)))
@@ -330,4 +363,22 @@ fn init_logging(debug: bool) {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_terminal_notice_says_what_this_is_and_how_to_use_it() {
+        let notice = super::terminal_notice("tools");
+        assert!(
+            notice.contains("an MCP server speaking JSON-RPC on stdin/stdout"),
+            "{notice}"
+        );
+        assert!(notice.contains("Point an MCP client"), "{notice}");
+        assert!(
+            notice.contains(r#"{"mcpServers": {"tools": {"command": "toolgate"}}}"#),
+            "{notice}"
+        );
+        assert!(notice.contains("toolgate --help"), "{notice}");
+    }
 }

@@ -268,3 +268,38 @@ async fn a_changed_http_catalogue_is_announced_and_an_unchanged_one_never() {
     assert!(gate.names().await.contains(&"beta".to_owned()));
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn a_missing_runtime_through_catalogue_serve_is_runtime_unavailable_and_names_no_server_path() {
+    // The embedded catalogue's nyxilum tools, served where NyxilumNode is not installed.
+    let root = tempfile::tempdir().unwrap();
+    let root_text = root.path().join("NyxilumLang").display().to_string();
+    let embedded = std::ffi::OsStr::new("embedded");
+    let server = CatalogueServer::launch(&[embedded], &[("NX_ECOSYSTEM_ROOT", &root_text)]).await;
+
+    let answer = reqwest::Client::new()
+        .post(format!("{}/api/tools/nyxilum-fizzbuzz/run", server.host))
+        .json(&json!({"params": {"n": 3}}))
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status().as_u16();
+    assert!(
+        (400..500).contains(&status) && status != 429,
+        "not a retryable status: {status}"
+    );
+    let body: Value = answer.json().await.unwrap();
+    assert_eq!(body["code"], "RUNTIME_UNAVAILABLE", "{body}");
+    assert_eq!(body["retryable"], false, "{body}");
+    assert_eq!(body["runtime"], "nyxilum", "{body}");
+    assert!(!body.to_string().contains(&root_text), "no server path: {body}");
+
+    let gate = Gate::start(&[("TOOLGATE_API_URL", &server.host)]).await;
+    let r = gate.call("nyxilum-fizzbuzz", json!({"n": 3})).await;
+    let s = expect_error(&r, "RUNTIME_UNAVAILABLE");
+    assert_eq!(s["retryable"], false, "{s}");
+    let error = s["error"].as_str().unwrap();
+    assert!(error.contains("The nyxilum runtime is not available"), "{error}");
+    assert!(!error.contains(&root_text), "no server path: {error}");
+    gate.stop().await;
+}

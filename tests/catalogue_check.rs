@@ -85,3 +85,37 @@ async fn a_tool_whose_runtime_is_missing_is_skipped_not_passed() {
     );
     assert!(stdout.trim_end().ends_with("1 passed, 0 failed, 1 skipped"), "{stdout}");
 }
+
+#[tokio::test]
+async fn a_tool_set_aside_or_shadowed_by_a_duplicate_slug_fails_the_check_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = |folder: &str, slug: &str, schema: &str| {
+        let path = dir.path().join(folder);
+        std::fs::create_dir(&path).unwrap();
+        let manifest = format!(
+            r#"{{"slug": "{slug}", "name": "{slug}", "description": "A fixture.", "input_schema": {schema}, "runtime": "javascript", "source": "index.js"}}"#
+        );
+        std::fs::write(path.join("tool.json"), manifest).unwrap();
+        std::fs::write(path.join("index.js"), "function run() { return { ok: true }; }").unwrap();
+    };
+    tool("good", "good", r#"{"type": "object"}"#);
+    tool(
+        "broken",
+        "broken",
+        r#"{"type": "object", "properties": {"n": {"type": 5}}}"#,
+    );
+    tool("twin-a", "twin", r#"{"type": "object"}"#);
+    tool("twin-b", "twin", r#"{"type": "object"}"#);
+    let (ok, stdout, stderr) = check(&dir.path().display().to_string(), &[]).await;
+    assert!(!ok, "a tool the server does not serve is a failure: {stdout}\n{stderr}");
+    assert!(
+        stdout.contains("FAILED  broken: not served: its input schema does not compile"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAILED  twin: not served: another tool has this slug"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ok      good ("), "{stdout}");
+    assert!(stdout.trim_end().ends_with("2 passed, 2 failed, 0 skipped"), "{stdout}");
+}

@@ -116,9 +116,28 @@ async fn diff_of_the_last_two_runs_leads_with_the_verdict() {
         "the defaults compare -2 with -1"
     );
     expect_error(
-        &gate.meta(json!({"command": "diff", "from": "r99"})).await,
+        &gate.meta(json!({"command": "diff", "from": "r99", "to": "-1"})).await,
         "RUN_NOT_FOUND",
     );
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn diff_with_one_run_named_is_a_bad_request_not_a_run_compared_with_itself() {
+    let gate = gate().await;
+    expect_ok(&gate.call("echo", json!({"message": "one"})).await);
+    expect_ok(&gate.call("echo", json!({"message": "two"})).await);
+    for args in [
+        json!({"command": "diff", "from": "-1"}),
+        json!({"command": "diff", "from": "r2"}),
+        json!({"command": "diff", "to": "-2"}),
+    ] {
+        let r = gate.meta(args.clone()).await;
+        let s = expect_error(&r, "BAD_REQUEST");
+        assert!(s["error"].as_str().unwrap().contains("name both runs"), "{args}: {s}");
+    }
+    let r = gate.meta(json!({"command": "diff", "from": "r1", "to": "r2"})).await;
+    assert_eq!(structured(&r)["verdict"], "inputs_differ");
     gate.stop().await;
 }
 

@@ -251,6 +251,30 @@ async fn a_missing_binary_lists_every_path_tried_and_the_server_still_serves() {
 }
 
 #[tokio::test]
+async fn the_default_root_is_resolved_from_the_working_directory_and_shown_absolute() {
+    // The server runs in a fresh folder under the temp folder, so the default
+    // `../NyxilumLang` is `<temp>/NyxilumLang`.
+    let expected = std::env::temp_dir().canonicalize().unwrap().join("NyxilumLang");
+    let expected = expected.display().to_string();
+    let gate = Gate::start(&[("TOOLGATE_RUNTIMES", "nyxilum"), ("TOOLGATE_DEBUG", "1")]).await;
+    let r = gate.call("nyxilum_version", json!({})).await;
+    let s = expect_error(&r, "RUNTIME_UNAVAILABLE");
+    let error = s["error"].as_str().unwrap();
+    assert!(
+        error.contains(&format!("Tried: {expected}/src/NyxilumLang/bin/Release/net10.0/Nx,")),
+        "{error}"
+    );
+    assert!(!error.contains("/../"), "{error}");
+    let stderr = gate.stop().await;
+    assert!(
+        stderr.contains(&format!(
+            "NX_ECOSYSTEM_ROOT=../NyxilumLang (resolves to {expected}; a relative root is taken from the working directory)"
+        )),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
 async fn docs_come_from_the_guide_beside_the_runtime() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(

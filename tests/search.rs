@@ -146,3 +146,32 @@ async fn catalogue_eval_reports_bad_lines_by_number() {
         "the good lines are still measured: {stdout}"
     );
 }
+
+#[tokio::test]
+async fn the_readme_search_figures_reproduce_from_the_repository_copy_of_metatool() {
+    // README's "Search quality" command, run from a fresh folder on the copy in
+    // eval/metatool/: the data must be in the repository and give README's figures.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("eval/metatool");
+    let dir = tempfile::tempdir().unwrap();
+    let out = command(dir.path(), &[])
+        .args(["catalogue", "eval", "--queries"])
+        .arg(root.join("queries.jsonl"))
+        .arg(root.join("catalogue.json"))
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("20614 queries over 199 tools"), "{stdout}");
+    for line in ["nDCG@10   0.587", "Recall@5  0.661", "Recall@10 0.717"] {
+        assert!(
+            stdout.contains(line),
+            "{line}: change README's Search quality table with the ranker: {stdout}"
+        );
+    }
+    assert!(root.join("LICENSE").is_file(), "the data's licence travels with it");
+}

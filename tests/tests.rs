@@ -21,4 +21,6 @@ mod resources;
 mod run_javascript;
 mod sandbox;
 mod search;
+mod source_naming;
 mod stdout_purity;
+mod terminal;

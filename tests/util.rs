@@ -199,12 +199,17 @@ pub struct CatalogueServer {
 }
 
 impl CatalogueServer {
-    /// Serves `catalogue` (a folder).
+    /// Serves `catalogue` (a folder), named as the positional SOURCE.
     pub async fn start(catalogue: &Path) -> CatalogueServer {
+        Self::launch(&[catalogue.as_os_str()], &[]).await
+    }
+
+    /// Runs `toolgate catalogue serve --listen 127.0.0.1:0 ARGS...` with `env` on top of a
+    /// scrubbed environment, once it has announced its address.
+    pub async fn launch(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> CatalogueServer {
         let dir = tempfile::tempdir().unwrap();
-        let mut cmd = command(dir.path(), &[]);
-        cmd.args(["catalogue", "serve", "--listen", "127.0.0.1:0", "--dir"])
-            .arg(catalogue);
+        let mut cmd = command(dir.path(), env);
+        cmd.args(["catalogue", "serve", "--listen", "127.0.0.1:0"]).args(args);
         cmd.stderr(Stdio::piped()).stdout(Stdio::null()).stdin(Stdio::null());
         let mut child = cmd.spawn().unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();

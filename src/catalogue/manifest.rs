@@ -3,28 +3,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The language a tool's source is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Runtime {
-    /// A script defining `run(params)`, run in QuickJS.
-    Javascript,
-    /// The same, type-stripped first.
-    Typescript,
-    /// A NyxilumNode program reading `params.json`.
-    Nyxilum,
-}
-
-impl Runtime {
-    /// The manifest spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Runtime::Javascript => "javascript",
-            Runtime::Typescript => "typescript",
-            Runtime::Nyxilum => "nyxilum",
-        }
-    }
-}
+/// The language a tool's source is written in. A wire type of the catalogue API (the
+/// source answer names it too), so it is defined in [`crate::api`]: the catalogue depends
+/// on the API module, never the reverse.
+pub use crate::api::Runtime;
 
 /// One example call of a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,5 +9,5 @@ pub mod snapshot;
 pub mod store;
 
 pub use manifest::{Manifest, Runtime};
-pub use snapshot::{Origin, Snapshot, Tool};
+pub use snapshot::{Origin, Problem, Snapshot, Tool};
 pub use store::Store;

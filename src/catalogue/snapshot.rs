@@ -57,6 +57,58 @@ pub enum Origin {
     Remote,
 }
 
+/// Why a tool of the source is not served as it was written, found by
+/// [`Snapshot::build`]. Its `Display` is the sentence reported on stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// A second tool with a slug already taken: it is dropped, the first one is kept.
+    Duplicate {
+        /// The slug both tools carry.
+        slug: String,
+    },
+    /// Its input schema does not compile: the tool is not served at all.
+    SetAside {
+        /// The tool.
+        slug: String,
+        /// The compiler's complaint.
+        reason: String,
+    },
+    /// Its slug does not fit MCP's tool-name grammar: served, but only through the
+    /// meta-tool, never listed in `tools/list`.
+    Withheld {
+        /// The tool.
+        slug: String,
+    },
+}
+
+impl Problem {
+    /// Returns true if and only if a tool of the source is not served at all (a set-aside
+    /// tool, or the second of two with one slug); a withheld tool is still served.
+    pub fn is_unserved(&self) -> bool {
+        !matches!(self, Problem::Withheld { .. })
+    }
+
+    /// The slug it is about.
+    pub fn slug(&self) -> &str {
+        match self {
+            Problem::Duplicate { slug } | Problem::SetAside { slug, .. } | Problem::Withheld { slug } => slug,
+        }
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Duplicate { slug } => write!(f, "tool \"{slug}\" appears twice; the first one is kept"),
+            Problem::SetAside { slug, reason } => write!(f, "tool \"{slug}\" is set aside: {reason}"),
+            Problem::Withheld { slug } => write!(
+                f,
+                "tool \"{slug}\" is withheld from tools/list: its slug does not match [A-Za-z0-9_-]{{1,64}}; it stays reachable through the meta-tool"
+            ),
+        }
+    }
+}
+
 /// An immutable catalogue view.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -67,30 +119,29 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Builds a snapshot. Returns it with one sentence per tool that was set aside or is
-    /// withheld from `tools/list`, for the caller to report (once per process).
-    pub fn build(entries: Vec<Entry>, origin: Origin) -> (Snapshot, Vec<String>) {
+    /// Builds a snapshot. Returns it with one [`Problem`] per tool that was set aside,
+    /// dropped as a duplicate or withheld from `tools/list`, for the caller to report
+    /// (once per process) or, in `catalogue check`, to fail on.
+    pub fn build(entries: Vec<Entry>, origin: Origin) -> (Snapshot, Vec<Problem>) {
         let mut problems = Vec::new();
         let mut seen = HashSet::new();
         let mut tools = Vec::with_capacity(entries.len());
         for entry in entries {
             let slug = entry.manifest.slug.clone();
             if !seen.insert(slug.clone()) {
-                problems.push(format!("tool \"{slug}\" appears twice; the first one is kept"));
+                problems.push(Problem::Duplicate { slug });
                 continue;
             }
             let validator = match validate::compile(&entry.manifest.input_schema) {
                 Ok(v) => v,
                 Err(e) => {
-                    problems.push(format!("tool \"{slug}\" is set aside: {e}"));
+                    problems.push(Problem::SetAside { slug, reason: e });
                     continue;
                 }
             };
             let is_advertisable = slug::is_advertisable(&slug);
             if !is_advertisable {
-                problems.push(format!(
-                    "tool \"{slug}\" is withheld from tools/list: its slug does not match [A-Za-z0-9_-]{{1,64}}; it stays reachable through the meta-tool"
-                ));
+                problems.push(Problem::Withheld { slug: slug.clone() });
             }
             tools.push(Arc::new(Tool {
                 manifest: entry.manifest,
@@ -244,5 +295,11 @@ mod tests {
         assert!(snap.resolve("has space").is_ok());
         assert!(snap.resolve_advertisable("has space").is_err());
         assert_eq!(problems.len(), 3, "{problems:?}");
+        let unserved: Vec<_> = problems.iter().filter(|p| p.is_unserved()).map(Problem::slug).collect();
+        assert_eq!(unserved, vec!["broken", "alpha"], "{problems:?}");
+        assert!(
+            problems[0].to_string().contains("withheld from tools/list"),
+            "{problems:?}"
+        );
     }
 }

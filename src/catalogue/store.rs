@@ -44,15 +44,6 @@ struct Local {
     built: tokio::sync::OnceCell<Arc<Snapshot>>,
 }
 
-impl Local {
-    fn ready(snapshot: Arc<Snapshot>) -> Box<Local> {
-        Box::new(Local {
-            read: Mutex::new(None),
-            built: tokio::sync::OnceCell::new_with(Some(snapshot)),
-        })
-    }
-}
-
 #[derive(Debug)]
 struct Http {
     client: ApiClient,
@@ -92,14 +83,6 @@ impl Store {
             inner: Inner::Static(Box::new(local)),
             reported: Mutex::default(),
         })
-    }
-
-    /// A store over a snapshot built elsewhere (tests, benchmarks).
-    pub fn from_snapshot(snapshot: Arc<Snapshot>) -> Store {
-        Store {
-            inner: Inner::Static(Local::ready(snapshot)),
-            reported: Mutex::default(),
-        }
     }
 
     /// The current snapshot, refreshing it first when it has expired.
@@ -207,7 +190,11 @@ impl Store {
 fn build(reported: &Mutex<HashSet<String>>, loaded: Loaded, origin: Origin) -> Arc<Snapshot> {
     let (snapshot, problems) = Snapshot::build(loaded.entries, origin);
     let mut reported = lock(reported);
-    for problem in loaded.problems.into_iter().chain(problems) {
+    for problem in loaded
+        .problems
+        .into_iter()
+        .chain(problems.iter().map(ToString::to_string))
+    {
         if reported.insert(problem.clone()) {
             tracing::warn!("{problem}");
         }

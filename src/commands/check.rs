@@ -1,8 +1,10 @@
 //! `toolgate catalogue check`: every tool of a catalogue walked through a real toolgate
 //! server over stdio, as an agent would meet it — advertised with its schemas, described
 //! by `schema`, its ready-to-send example run, the answer checked against the advertised
-//! output schema, and its manifest read as a resource. Any failure fails the command, so it
-//! works as a CI gate.
+//! output schema, and its manifest read as a resource. A tool the server does not serve at
+//! all — its manifest unreadable, its input schema not compiling, or its slug taken by an
+//! earlier tool — is a failure too, learnt by reading and building the same source here.
+//! Any failure fails the command, so it works as a CI gate.
 
 use std::path::Path;
 use std::time::Instant;
@@ -11,6 +13,10 @@ use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams, Tool as McpT
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt, service::RunningService};
 use serde_json::{Value, json};
+
+use crate::api::{ApiClient, ListAnswer};
+use crate::catalogue::{Origin, Problem, Snapshot, load};
+use crate::config::{Config, SourceSpec};
 
 /// How one tool fared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,20 +32,28 @@ pub enum Verdict {
 /// What a check found, tool by tool, in catalogue order.
 #[derive(Debug, Default)]
 pub struct Report {
+    /// Tools of the source that the server does not serve (unreadable manifest, input
+    /// schema that does not compile, slug already taken), each a sentence naming it.
+    /// Each is a failure.
+    pub unserved: Vec<String>,
     /// `(slug, verdict, milliseconds)`.
     pub tools: Vec<(String, Verdict, u128)>,
 }
 
 impl Report {
-    /// Returns true if and only if no tool failed.
+    /// Returns true if and only if no tool failed and every tool of the source is served.
     pub fn is_ok(&self) -> bool {
-        !self.tools.iter().any(|(_, v, _)| matches!(v, Verdict::Failed(_)))
+        self.unserved.is_empty() && !self.tools.iter().any(|(_, v, _)| matches!(v, Verdict::Failed(_)))
     }
 
-    /// One line per tool, then the tally.
+    /// One line per unserved tool, one per checked tool, then the tally.
     pub fn render(&self) -> String {
         let mut out = String::new();
         let mut counts = [0usize; 3];
+        for why in &self.unserved {
+            counts[2] += 1;
+            out.push_str(&format!("FAILED  {why}\n"));
+        }
         for (slug, verdict, ms) in &self.tools {
             match verdict {
                 Verdict::Passed => {
@@ -66,13 +80,20 @@ impl Report {
 
 type Client = RunningService<RoleClient, ()>;
 
-/// Starts `binary` on `source` (all tools advertised) and checks every tool.
-pub async fn run(binary: &Path, source: &str, name: &str) -> Result<Report, String> {
+/// Reads `config.source`, then starts `binary` on it (all tools advertised) and checks
+/// every tool.
+pub async fn run(binary: &Path, config: &Config) -> Result<Report, String> {
+    let unserved = unserved(config).await?;
+    let name = config.name.as_str();
+    let source = config.source.setting();
     let mut cmd = tokio::process::Command::new(binary);
-    cmd.env("TOOLGATE_CATALOGUE", source)
+    cmd.env("TOOLGATE_CATALOGUE", &source)
         .env("TOOLGATE_ADVERTISE", "all")
         .env("TOOLGATE_NAME", name);
     cmd.env_remove("TOOLGATE_API_URL");
+    if let Some(key) = &config.api_key {
+        cmd.env("TOOLGATE_API_KEY", key);
+    }
     let transport = TokioChildProcess::new(cmd).map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
     let client: Client = ().serve(transport).await.map_err(|e| format!("the server did not start: {e}"))?;
     let listed = client
@@ -81,10 +102,13 @@ pub async fn run(binary: &Path, source: &str, name: &str) -> Result<Report, Stri
         .map_err(|e| format!("tools/list failed: {e}"))?;
     let list = call(&client, name, json!({"command": "list"})).await?;
     let rows: Vec<Value> = list["tools"].as_array().cloned().unwrap_or_default();
-    if rows.is_empty() {
+    if rows.is_empty() && unserved.is_empty() {
         return Err(format!("the catalogue {source} has no tools"));
     }
-    let mut report = Report::default();
+    let mut report = Report {
+        unserved,
+        tools: Vec::new(),
+    };
     for row in rows {
         let slug = row["slug"].as_str().unwrap_or_default().to_owned();
         let start = Instant::now();
@@ -97,6 +121,38 @@ pub async fn run(binary: &Path, source: &str, name: &str) -> Result<Report, Stri
     }
     let _ = client.cancel().await;
     Ok(report)
+}
+
+/// Reads and builds the source the way the server does, and names every tool it will not
+/// serve: the manifests that did not load, then the tools `Snapshot::build` set aside or
+/// dropped as a duplicate (a withheld slug is still served, through the meta-tool).
+async fn unserved(config: &Config) -> Result<Vec<String>, String> {
+    let (loaded, origin) = match &config.source {
+        SourceSpec::Embedded => (load::embedded(), Origin::Local),
+        SourceSpec::Dir(path) => (load::dir(path)?, Origin::Local),
+        SourceSpec::File(path) => (load::file(path)?, Origin::Local),
+        SourceSpec::Http(base) => {
+            let client = ApiClient::new(base, config.api_key.clone(), config.limits.http_timeout)?;
+            let body = match client.list(None).await.map_err(|e| e.to_string())? {
+                ListAnswer::Fresh { body, .. } => body,
+                ListAnswer::NotModified => return Err(format!("{base} answered 304 to an unconditional list")),
+            };
+            let values = load::parse_list(&body).map_err(|e| format!("the tool list from {base}: {e}"))?;
+            (load::from_values(base, values, false), Origin::Remote)
+        }
+    };
+    let (_, problems) = Snapshot::build(loaded.entries, origin);
+    let mut unserved = loaded.problems;
+    unserved.extend(problems.iter().filter_map(|p| match p {
+        Problem::Duplicate { slug } => Some(format!(
+            "{slug}: not served: another tool has this slug (only the first is kept)"
+        )),
+        Problem::SetAside { slug, reason } => Some(format!(
+            "{slug}: not served: its input schema does not compile: {reason}"
+        )),
+        Problem::Withheld { .. } => None,
+    }));
+    Ok(unserved)
 }
 
 enum Step {

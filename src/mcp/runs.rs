@@ -72,17 +72,28 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
     }
 }
 
-/// Answers `{"command":"diff","from":"-2","to":"-1"}` (those are the defaults).
+/// Answers `{"command":"diff","from":"-2","to":"-1"}`: both runs named, or neither (then
+/// those two). One alone is a `BAD_REQUEST`: the other's default could be the same run,
+/// and a run compared with itself is always "identical".
 pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResult, Error> {
-    let id = |key: &str, default: &str| match args.get(key) {
-        None | Some(Value::Null) => Ok(default.to_owned()),
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Number(n)) => Ok(n.to_string()),
+    let id = |key: &str| match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
         Some(other) => Err(Error::BadRequest(format!(
             "\"{key}\" must be a run id such as \"r3\" or \"-1\", not {other}"
         ))),
     };
-    let (from_id, to_id) = (id("from", "-2")?, id("to", "-1")?);
+    let (from_id, to_id) = match (id("from")?, id("to")?) {
+        (Some(from), Some(to)) => (from, to),
+        (None, None) => ("-2".to_owned(), "-1".to_owned()),
+        (from, _) => {
+            let (given, missing) = if from.is_some() { ("from", "to") } else { ("to", "from") };
+            return Err(Error::BadRequest(format!(
+                "diff got \"{given}\" without \"{missing}\": name both runs (for example \"from\":\"r3\",\"to\":\"-1\"), or neither to compare the last two"
+            )));
+        }
+    };
     let from = history.get(&from_id).ok_or(Error::RunNotFound { id: from_id })?;
     let to = history.get(&to_id).ok_or(Error::RunNotFound { id: to_id })?;
     let d = compare(&from, &to);

@@ -175,18 +175,138 @@ async fn exact(gw: &Gateway, slug: &str) -> Result<(Arc<Snapshot>, usize), Error
     }
 }
 
-/// An error as its status and DESIGN §6 body.
+/// An error as its status and DESIGN §6 body. A missing runtime's search paths go to
+/// this server's stderr only; the body names the runtime, not where it was looked for.
 fn error(e: &Error) -> Response {
-    let status = match e {
-        Error::ToolNotFound { .. } | Error::AmbiguousSlug { .. } | Error::NoSource { .. } => StatusCode::NOT_FOUND,
-        Error::InvalidParams { .. } | Error::BadRequest(_) | Error::UnknownCommand { .. } => StatusCode::BAD_REQUEST,
+    if let Error::RuntimeUnavailable { .. } = e {
+        tracing::warn!("{e}");
+    }
+    (status(e), Json(ErrorBody::from(e))).into_response()
+}
+
+/// The HTTP status of each error: an exhaustive match (no catch-all), so a new variant
+/// forces a decision here too. A status is 5xx or 429 if and only if the error is
+/// retryable (a fault of this server, 500, is the one non-retryable 5xx), so an HTTP
+/// client that retries on 5xx agrees with the body's `retryable`.
+fn status(e: &Error) -> StatusCode {
+    match e {
+        Error::ToolNotFound { .. }
+        | Error::AmbiguousSlug { .. }
+        | Error::NoSource { .. }
+        | Error::RunNotFound { .. }
+        | Error::SessionNotFound { .. } => StatusCode::NOT_FOUND,
+        Error::InvalidParams { .. }
+        | Error::BadRequest(_)
+        | Error::UnknownCommand { .. }
+        | Error::BatchTooLarge { .. }
+        | Error::BatchInvalid { .. } => StatusCode::BAD_REQUEST,
         Error::Execution { .. } | Error::ResourceLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        // The run depends on a runtime this server lacks: the request is fine, and the
+        // same request here cannot succeed until the operator installs it.
+        Error::RuntimeUnavailable { .. } => StatusCode::FAILED_DEPENDENCY,
+        Error::SessionLimit { .. } => StatusCode::CONFLICT,
         Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
-        Error::RuntimeUnavailable { .. } => StatusCode::NOT_IMPLEMENTED,
         Error::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
         Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-        Error::ApiUnreachable { .. } | Error::Api { .. } => StatusCode::BAD_GATEWAY,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    (status, Json(ErrorBody::from(e))).into_response()
+        Error::ApiUnreachable { .. } => StatusCode::BAD_GATEWAY,
+        // The catalogue API this server relays failed: retryable as it was.
+        Error::Api { status, .. } if *status >= 500 => StatusCode::BAD_GATEWAY,
+        Error::Api { .. } => StatusCode::FAILED_DEPENDENCY,
+        // The caller went away; nginx's 499 "client closed request" says so, for logs.
+        Error::Cancelled => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
+        Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// One error of every variant (the list `status` must decide for).
+    fn every_error() -> Vec<Error> {
+        let s = String::new;
+        vec![
+            Error::ToolNotFound {
+                slug: s(),
+                candidates: vec![],
+            },
+            Error::AmbiguousSlug {
+                slug: s(),
+                candidates: vec![],
+            },
+            Error::InvalidParams {
+                slug: s(),
+                violations: vec![],
+            },
+            Error::Cancelled,
+            Error::UnknownCommand {
+                command: s(),
+                known: vec![],
+            },
+            Error::BadRequest(s()),
+            Error::BatchTooLarge { count: 11, limit: 10 },
+            Error::BatchInvalid { problems: vec![] },
+            Error::Timeout {
+                what: s(),
+                after: Duration::from_secs(1),
+            },
+            Error::RateLimited { retry_after: None },
+            Error::ApiUnreachable { url: s(), reason: s() },
+            Error::Api {
+                status: 503,
+                message: s(),
+            },
+            Error::Api {
+                status: 404,
+                message: s(),
+            },
+            Error::Unauthorized {
+                status: 401,
+                message: s(),
+            },
+            Error::Execution { message: s() },
+            Error::ResourceLimit { what: s(), limit: s() },
+            Error::NoSource {
+                slug: s(),
+                remote_possible: false,
+            },
+            Error::RuntimeUnavailable {
+                runtime: "nyxilum".into(),
+                tried: vec!["/srv/NyxilumLang/Nx".into()],
+            },
+            Error::RunNotFound { id: s() },
+            Error::SessionNotFound { id: s() },
+            Error::SessionLimit { limit: 5 },
+            Error::Internal(s()),
+        ]
+    }
+
+    #[test]
+    fn a_status_says_retry_exactly_when_the_error_is_retryable() {
+        for e in every_error() {
+            let status = status(&e);
+            let says_retry = status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS;
+            let internal = matches!(e, Error::Internal(_));
+            assert_eq!(says_retry, e.retryable() || internal, "{e:?} -> {status}");
+            assert!(
+                status.is_client_error() || status.is_server_error(),
+                "{e:?} -> {status}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_runtime_is_424_and_its_body_names_no_server_path() {
+        let e = Error::RuntimeUnavailable {
+            runtime: "nyxilum".into(),
+            tried: vec!["/srv/NyxilumLang/Nx".into()],
+        };
+        assert_eq!(status(&e), StatusCode::FAILED_DEPENDENCY);
+        let body = serde_json::to_string(&ErrorBody::from(&e)).unwrap();
+        assert!(body.contains("\"code\":\"RUNTIME_UNAVAILABLE\""), "{body}");
+        assert!(body.contains("\"retryable\":false"), "{body}");
+        assert!(!body.contains("/srv/"), "{body}");
+    }
 }

@@ -71,7 +71,7 @@ impl Field {
     }
 }
 
-/// Ranking constants. Tuned on shared/eval/metatool with a held-out half (scores on the
+/// Ranking constants. Tuned on eval/metatool with a held-out half (scores on the
 /// held-out half were no worse than on the tuning half), and kept where the set had no
 /// signal (tags, parameters) at priors; see README "Search quality".
 #[derive(Debug, Clone)]

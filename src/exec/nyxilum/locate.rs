@@ -5,7 +5,7 @@
 //! build made while the server runs is picked up without a restart.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::Error;
@@ -72,16 +72,24 @@ impl Locator {
         }
     }
 
-    /// Every file NyxilumNode may be, in search order. A relative root is taken from the
-    /// working folder, and shown absolute so the message says where it looked.
-    pub fn candidates(&self) -> Vec<PathBuf> {
-        let root = if self.ecosystem_root.is_relative() {
+    /// The checkout searched, as an absolute folder: a relative `ecosystem_root` (the
+    /// default `../NyxilumLang` is one) is taken from this process's working directory —
+    /// the MCP host's, not this binary's — and `.`/`..` are folded away (by the file
+    /// system when the folder exists, else lexically), so messages say where it looked.
+    pub fn root(&self) -> PathBuf {
+        let joined = if self.ecosystem_root.is_relative() {
             std::env::current_dir()
                 .map(|cwd| cwd.join(&self.ecosystem_root))
                 .unwrap_or_else(|_| self.ecosystem_root.clone())
         } else {
             self.ecosystem_root.clone()
         };
+        joined.canonicalize().unwrap_or_else(|_| fold_dots(&joined))
+    }
+
+    /// Every file NyxilumNode may be, in search order, under the absolute [`Self::root`].
+    pub fn candidates(&self) -> Vec<PathBuf> {
+        let root = self.root();
         let mut out = Vec::new();
         for configuration in CONFIGURATIONS {
             let folder = root.join("src/NyxilumLang/bin").join(configuration).join(FRAMEWORK);
@@ -89,6 +97,26 @@ impl Locator {
         }
         out
     }
+}
+
+/// `path` with `.` dropped and each `..` taking away the folder before it, without
+/// touching the file system (`..` at the root stays at the root).
+fn fold_dots(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                Some(Component::CurDir | Component::ParentDir) | None => out.push(component),
+            },
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn unavailable(tried: Vec<String>) -> Error {
@@ -158,6 +186,23 @@ mod tests {
         );
         assert!(text.contains("Set NX_NODE_PATH"), "{text}");
         assert_eq!(locator.candidates().len(), 8);
+    }
+
+    #[test]
+    fn a_relative_root_is_shown_absolute_from_the_working_directory() {
+        let locator = Locator {
+            node_path: None,
+            ecosystem_root: PathBuf::from("../no-such-NyxilumLang"),
+        };
+        let cwd = std::env::current_dir().unwrap();
+        let expected = cwd.parent().unwrap().join("no-such-NyxilumLang");
+        assert_eq!(locator.root(), expected);
+        let first = locator.candidates()[0].clone();
+        assert!(first.starts_with(&expected), "{first:?}");
+        assert!(!first.components().any(|c| c == Component::ParentDir), "{first:?}");
+        assert_eq!(fold_dots(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(fold_dots(Path::new("/../x")), PathBuf::from("/x"));
+        assert_eq!(fold_dots(Path::new("../x")), PathBuf::from("../x"));
     }
 
     #[test]
