@@ -16,6 +16,7 @@ mod js_limits;
 mod mcp_surface;
 mod nyxilum;
 mod nyxilum_repl;
+mod one_path;
 mod prompts;
 mod resources;
 mod run_javascript;

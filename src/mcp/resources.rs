@@ -65,7 +65,7 @@ pub(crate) async fn read(gateway: &Gateway, name: &str, uri: &str) -> Result<Res
         ),
         "catalogue" => {
             let snapshot = gateway.snapshot().await.map_err(|e| unavailable(&e))?;
-            Ok(text(pretty(&catalogue(&snapshot, name))))
+            Ok(text(pretty(&catalogue(gateway, &snapshot, name))))
         }
         "history" => {
             let h = gateway.history();
@@ -91,15 +91,17 @@ pub(crate) async fn read(gateway: &Gateway, name: &str, uri: &str) -> Result<Res
     }
 }
 
-/// The catalogue overview: every tool, no full schemas.
-fn catalogue(snapshot: &Snapshot, name: &str) -> Value {
+/// The catalogue overview: every tool, no full schemas; a tool that cannot run here says
+/// why.
+fn catalogue(gateway: &Gateway, snapshot: &Snapshot, name: &str) -> Value {
     let tools: Vec<Value> = snapshot
         .tools()
         .iter()
         .map(|t| {
             let m = &t.manifest;
             let (props, required) = t.parameter_counts();
-            json!({
+            let available = gateway.availability(snapshot, t);
+            let mut row = json!({
                 "slug": m.slug,
                 "description": m.description,
                 "category": m.category,
@@ -109,7 +111,12 @@ fn catalogue(snapshot: &Snapshot, name: &str) -> Value {
                 "has_schema": props > 0 || m.output_schema.is_some(),
                 "advertised": t.is_advertisable,
                 "manifest": tool_uri(name, &m.slug),
-            })
+                "available": available.is_ok(),
+            });
+            if let Err(e) = available {
+                row["unavailable"] = json!({"code": e.code(), "reason": e.to_string()});
+            }
+            row
         })
         .collect();
     json!({ "tools": tools })

@@ -139,6 +139,7 @@ impl Listing {
                 .map(|t| to_mcp(&registry::describe(t)))
                 .collect(),
         };
+        let offered = candidates.len();
         let chosen = match self.policy.advertise {
             Advertise::All => candidates,
             Advertise::Meta => Vec::new(),
@@ -148,10 +149,9 @@ impl Listing {
                 within(candidates, self.policy.budget.saturating_sub(spent))
             }
         };
-        let hidden = match snapshot {
-            Some(s) => s.tools().len() - chosen.len(),
-            None => 0,
-        };
+        // Only tools left out to save context: those that cannot run here, or whose
+        // slug MCP cannot carry, are not "more to find" in the same sense.
+        let hidden = offered - chosen.len();
         let mut tools = vec![meta_tool(&self.policy.name, hidden)];
         tools.extend(fixed);
         tools.extend(chosen);
