@@ -345,7 +345,7 @@ fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
     let nyxilum = toolgate::exec::nyxilum::Nyxilum::new(locator);
     let exec = Executor::new(config.execution, &config.limits, nyxilum);
     let builtins = Builtins::new(config.runtimes, &config.limits).map_err(|e| e.to_string())?;
-    Ok(Arc::new(Gateway::new(store, exec, builtins)))
+    Ok(Arc::new(Gateway::new(store, exec, builtins, config.limits.clone())))
 }
 
 /// Diagnostics go to stderr only: stdout is the MCP transport. Warnings by default,

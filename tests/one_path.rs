@@ -172,6 +172,15 @@ async fn auto_lists_within_its_byte_budget_and_says_how_to_find_the_rest() {
     gate.stop().await;
 }
 
+/// The row of `slug` in a `{"tools": [...]}` answer.
+fn tool_row(answer: &Value, slug: &str) -> Value {
+    let rows = answer["tools"].as_array().expect("a tools array");
+    rows.iter()
+        .find(|t| t["slug"] == slug)
+        .cloned()
+        .expect("the tool's row")
+}
+
 #[tokio::test]
 async fn a_tool_that_cannot_run_here_is_not_advertised_but_stays_findable() {
     let gate = Gate::start(&[
@@ -183,13 +192,7 @@ async fn a_tool_that_cannot_run_here_is_not_advertised_but_stays_findable() {
     assert!(names.iter().any(|n| n == "env-validator"));
     assert!(!names.iter().any(|n| n == "nyxilum-caesar"), "{names:?}");
     let list = answered(&gate.meta(json!({"command": "list"})).await);
-    let row = list["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["slug"] == "nyxilum-caesar")
-        .cloned()
-        .unwrap();
+    let row = tool_row(&list, "nyxilum-caesar");
     assert_eq!(row["available"], false, "{row}");
     assert_eq!(row["unavailable"]["code"], "RUNTIME_UNAVAILABLE", "{row}");
     let read = gate
@@ -201,21 +204,9 @@ async fn a_tool_that_cannot_run_here_is_not_advertised_but_stays_findable() {
         panic!("text");
     };
     let catalogue: Value = serde_json::from_str(text).unwrap();
-    let entry = catalogue["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["slug"] == "nyxilum-caesar")
-        .cloned()
-        .unwrap();
+    let entry = tool_row(&catalogue, "nyxilum-caesar");
     assert_eq!(entry["available"], false, "{entry}");
-    let env = catalogue["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["slug"] == "env-validator")
-        .cloned()
-        .unwrap();
+    let env = tool_row(&catalogue, "env-validator");
     assert_eq!(env["available"], true, "{env}");
     gate.stop().await;
 }
@@ -233,5 +224,17 @@ async fn runtime_tool_descriptions_state_the_limits_in_force() {
     let text = js.description.as_deref().unwrap_or_default();
     assert!(text.contains("64 MiB heap, 1.5 s"), "{text}");
     assert!(!text.contains("512"), "{text}");
+    // The guide states them too, and its error table is the one the recover prompt reads.
+    let read = gate
+        .client
+        .read_resource(ReadResourceRequestParams::new("toolgate://guide"))
+        .await
+        .unwrap();
+    let rmcp::model::ResourceContents::TextResourceContents { text: guide, .. } = &read.contents[0] else {
+        panic!("text");
+    };
+    assert!(guide.contains("64 MiB heap, 1.5 s, 262,144 characters"), "{guide}");
+    assert!(guide.contains("| `CANCELLED` | no |"), "{guide}");
+    assert!(!guide.contains("{{"), "every placeholder filled: {guide}");
     gate.stop().await;
 }

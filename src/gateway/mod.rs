@@ -22,6 +22,7 @@ use crate::catalogue::{Snapshot, Store};
 use crate::error::Error;
 use crate::exec::Executor;
 use crate::history::{Ended, Finished, History};
+use crate::limits::Limits;
 use crate::registry::{Builtins, Entry, Kind, grouped};
 
 /// Who is asking for a tool by name, which decides what the name may reach.
@@ -39,17 +40,19 @@ pub struct Gateway {
     store: Store,
     exec: Executor,
     builtins: Builtins,
+    limits: Limits,
     next_run: AtomicU64,
     history: History,
 }
 
 impl Gateway {
-    /// A gateway over `store` and `builtins`, running calls with `exec`.
-    pub fn new(store: Store, exec: Executor, builtins: Builtins) -> Gateway {
+    /// A gateway over `store` and `builtins`, running calls with `exec` within `limits`.
+    pub fn new(store: Store, exec: Executor, builtins: Builtins, limits: Limits) -> Gateway {
         Gateway {
             store,
             exec,
             builtins,
+            limits,
             next_run: AtomicU64::new(1),
             history: History::default(),
         }
@@ -64,6 +67,11 @@ impl Gateway {
     /// catalogue is left to its first request.
     pub async fn prepare(&self) {
         self.store.prepare().await;
+    }
+
+    /// The limits in force, for descriptions that state them.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// The built-in tools this server offers.

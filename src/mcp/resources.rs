@@ -59,10 +59,7 @@ pub(crate) async fn read(gateway: &Gateway, name: &str, uri: &str) -> Result<Res
     };
     let text = |t: String| ResourceContents::text(t, uri).with_mime_type("application/json");
     match path {
-        "guide" => Ok(
-            ResourceContents::text(GUIDE.replace("toolgate://", &format!("{name}://")), uri)
-                .with_mime_type("text/markdown"),
-        ),
+        "guide" => Ok(ResourceContents::text(guide(gateway, name), uri).with_mime_type("text/markdown")),
         "catalogue" => {
             let snapshot = gateway.snapshot().await.map_err(|e| unavailable(&e))?;
             Ok(text(pretty(&catalogue(gateway, &snapshot, name))))
@@ -89,6 +86,32 @@ pub(crate) async fn read(gateway: &Gateway, name: &str, uri: &str) -> Result<Res
             Ok(text(pretty(&manifest)))
         }
     }
+}
+
+/// The usage guide, its placeholders filled: the resource scheme, the error codes with
+/// their advice (the one table in `error.rs`) and the limits in force.
+fn guide(gateway: &Gateway, name: &str) -> String {
+    let mut codes = "| code | retry? | what to do |\n|---|---|---|\n".to_owned();
+    for (code, retry, advice) in crate::error::CODES {
+        codes.push_str(&format!("| `{code}` | {retry} | {advice} |\n"));
+    }
+    let limits = gateway.limits();
+    let js = format!(
+        "{} MiB heap, {} s, {} characters per output stream",
+        limits.js_heap_bytes / (1024 * 1024),
+        limits.js_wall_clock.as_secs_f64(),
+        crate::registry::grouped(limits.output_chars as u64)
+    );
+    let fetch = format!(
+        "{} s per request, bodies up to {} MiB",
+        limits.fetch_timeout.as_secs_f64(),
+        crate::limits::FETCH_BODY_BYTES / (1024 * 1024)
+    );
+    GUIDE
+        .replace("toolgate://", &format!("{name}://"))
+        .replace("{{codes}}", codes.trim_end())
+        .replace("{{js_limits}}", &js)
+        .replace("{{fetch_limits}}", &fetch)
 }
 
 /// The catalogue overview: every tool, no full schemas; a tool that cannot run here says
