@@ -9,134 +9,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::catalogue::SourceSpec;
+use crate::catalogue::source::api_base;
+use crate::exec::Execution;
 use crate::limits::Limits;
+use crate::mcp::Advertise;
 
-/// Where the catalogue comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SourceSpec {
-    /// The `catalogue/` folder compiled into the binary.
-    Embedded,
-    /// A folder with one sub-folder per tool.
-    Dir(PathBuf),
-    /// A `{"tools": [...]}` file with sources inline.
-    File(PathBuf),
-    /// A catalogue HTTP API; the base always ends in `/api`.
-    Http(String),
-}
-
-impl SourceSpec {
-    /// Reads a `TOOLGATE_CATALOGUE` value: `embedded`, an `http(s)://` base, a `.json`
-    /// file, or else a folder.
-    pub fn parse(raw: &str) -> Result<SourceSpec, String> {
-        let raw = raw.trim();
-        if raw.is_empty() || raw == "embedded" {
-            Ok(SourceSpec::Embedded)
-        } else if raw.starts_with("http://") || raw.starts_with("https://") {
-            Ok(SourceSpec::Http(api_base(raw)?))
-        } else if raw.ends_with(".json") {
-            Ok(SourceSpec::File(PathBuf::from(raw)))
-        } else {
-            Ok(SourceSpec::Dir(PathBuf::from(raw)))
-        }
-    }
-
-    /// The `TOOLGATE_CATALOGUE` value that [`SourceSpec::parse`] reads back as this same
-    /// source, for a child process. A folder keeps a trailing `/`, so one named
-    /// `x.json` or `embedded` stays a folder.
-    pub fn setting(&self) -> String {
-        match self {
-            SourceSpec::Embedded => "embedded".to_owned(),
-            SourceSpec::Dir(path) => {
-                let text = path.display().to_string();
-                if text.ends_with('/') { text } else { format!("{text}/") }
-            }
-            SourceSpec::File(path) => path.display().to_string(),
-            SourceSpec::Http(base) => base.clone(),
-        }
-    }
-
-    /// Returns true if and only if the tools' code belongs to the operator (embedded,
-    /// folder or file), so it always runs locally whatever the execution mode.
-    pub fn is_local(&self) -> bool {
-        !matches!(self, SourceSpec::Http(_))
-    }
-}
-
-/// Normalises an API base given as a bare host or in its `/api` form to the `/api` form.
-pub fn api_base(raw: &str) -> Result<String, String> {
-    let trimmed = raw.trim().trim_end_matches('/');
-    let rest = trimmed
-        .strip_prefix("http://")
-        .or_else(|| trimmed.strip_prefix("https://"))
-        .ok_or_else(|| format!("API URL \"{raw}\" must start with http:// or https://"))?;
-    if rest.is_empty() || rest.starts_with('/') {
-        return Err(format!("API URL \"{raw}\" has no host"));
-    }
-    if trimmed.ends_with("/api") {
-        Ok(trimmed.to_owned())
-    } else {
-        Ok(format!("{trimmed}/api"))
-    }
-}
-
-/// Where code from an HTTP catalogue runs (DESIGN §2, the NexusBloom seed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Execution {
-    /// Always through the API; no source is ever fetched. The default.
-    Remote,
-    /// Always here; a tool without source is a `NO_SOURCE` error.
-    Local,
-    /// Here when the tool has source, else through the API.
-    Auto,
-}
-
-impl Execution {
-    /// Reads a `TOOLGATE_EXECUTION` value. Anything unknown is `Remote`, with the note to
-    /// print on stderr.
-    pub fn parse(raw: &str) -> (Execution, Option<String>) {
-        match raw.trim().to_ascii_lowercase().as_str() {
-            "" | "remote" => (Execution::Remote, None),
-            "local" => (Execution::Local, None),
-            "auto" => (Execution::Auto, None),
-            other => (
-                Execution::Remote,
-                Some(format!(
-                    "TOOLGATE_EXECUTION=\"{other}\" is not remote, local or auto; using remote, so no catalogue code runs on this machine"
-                )),
-            ),
-        }
-    }
-}
-
-/// Which tools `tools/list` advertises besides the meta-tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Advertise {
-    /// Every advertisable catalogue tool.
-    All,
-    /// Only the meta-tool.
-    Meta,
-    /// The meta-tool plus the tools that fit the byte budget ([`crate::limits::ADVERTISE_BYTES`]).
-    Auto,
-}
-
-impl Advertise {
-    /// Reads a `TOOLGATE_ADVERTISE` value; anything unknown is `Auto`, with a note.
-    pub fn parse(raw: &str) -> (Advertise, Option<String>) {
-        match raw.trim().to_ascii_lowercase().as_str() {
-            "" | "auto" => (Advertise::Auto, None),
-            "all" => (Advertise::All, None),
-            "meta" => (Advertise::Meta, None),
-            other => (
-                Advertise::Auto,
-                Some(format!(
-                    "TOOLGATE_ADVERTISE=\"{other}\" is not all, meta or auto; using auto"
-                )),
-            ),
-        }
-    }
-}
-
-pub use crate::registry::Runtimes;
+use crate::registry::Runtimes;
 
 /// Everything the settings say, checked.
 #[derive(Debug, Clone)]

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use toolgate::api::ApiClient;
+use toolgate::catalogue::SourceSpec;
 use toolgate::catalogue::Store;
-use toolgate::config::{Config, Raw, SourceSpec};
+use toolgate::config::{Config, Raw};
 use toolgate::exec::Executor;
 use toolgate::gateway::Gateway;
 use toolgate::limits;

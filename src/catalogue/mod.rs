@@ -6,8 +6,10 @@ pub mod load;
 pub mod manifest;
 pub mod slug;
 pub mod snapshot;
+pub mod source;
 pub mod store;
 
 pub use manifest::{Manifest, Runtime};
 pub use snapshot::{Origin, Problem, Snapshot, Tool};
+pub use source::SourceSpec;
 pub use store::Store;

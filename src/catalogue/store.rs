@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use moka::future::Cache;
 
+use super::SourceSpec;
 use super::load::{self, Loaded};
 use super::snapshot::{Origin, Snapshot};
 use crate::api::{ApiClient, ListAnswer};
-use crate::config::SourceSpec;
 use crate::error::Error;
 
 /// The catalogue of one server.

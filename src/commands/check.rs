@@ -15,8 +15,9 @@ use rmcp::{RoleClient, ServiceExt, service::RunningService};
 use serde_json::{Value, json};
 
 use crate::api::{ApiClient, ListAnswer};
+use crate::catalogue::SourceSpec;
 use crate::catalogue::{Origin, Problem, Snapshot, load};
-use crate::config::{Config, SourceSpec};
+use crate::config::Config;
 
 /// How one tool fared.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,8 +3,10 @@
 //! that already passed validation.
 
 pub mod js;
+mod mode;
 pub mod nyxilum;
 mod plan;
 pub mod process;
 
+pub use mode::Execution;
 pub use plan::{Executor, Outcome};

@@ -12,11 +12,11 @@ use moka::future::Cache;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::Execution;
 use super::js::{Js, JsLimits};
 use super::nyxilum::Nyxilum;
 use crate::api::{ApiClient, SourceAnswer};
 use crate::catalogue::{Origin, Runtime, Tool};
-use crate::config::Execution;
 use crate::error::Error;
 use crate::limits::Limits;
 

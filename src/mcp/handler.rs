@@ -13,11 +13,11 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::Advertise;
 use super::batch::Progress;
 use super::convert::{failure, run_result, unknown_tool};
 use super::watch::Watch;
 use super::{meta, prompts, resources, tools};
-use crate::config::Advertise;
 use crate::error::Error;
 use crate::gateway::{Gateway, Reach};
 use crate::registry::Entry;

@@ -2,6 +2,7 @@
 //! conversion of toolgate results to MCP results. Only this module and `transport` know
 //! rmcp.
 
+mod advertise;
 mod batch;
 mod convert;
 mod handler;
@@ -12,5 +13,6 @@ mod runs;
 mod tools;
 mod watch;
 
+pub use advertise::Advertise;
 pub use handler::Handler;
 pub use resources::tool_uri;

@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{Tool as McpTool, ToolAnnotations};
 use serde_json::{Value, json};
 
+use super::Advertise;
 use super::convert::object;
 use crate::catalogue::Snapshot;
-use crate::config::Advertise;
 use crate::gateway::Gateway;
 use crate::limits::{BATCH_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
 use crate::registry::{self, Definition};
