@@ -109,6 +109,16 @@ pub const NYX_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
 /// character boundary; the cut is reported.
 pub const NYX_OUTPUT_BYTES: usize = 32 * 1024;
 
+/// Longest NyxilumLang code a `nyxilum_*` call accepts, in characters: a program an
+/// agent writes, not a data file.
+pub const NYX_CODE_CHARS: u64 = 1_000_000;
+
+/// Longest REPL session id accepted (ids are short random tokens; this only bounds junk).
+pub const REPL_SESSION_ID_CHARS: u64 = 128;
+
+/// Longest `section` heading fragment `nyxilum_docs` accepts.
+pub const DOCS_SECTION_CHARS: u64 = 200;
+
 /// The `gc_max_objects` a run accepts (passed as `NX_GC_MAX_OBJECTS`).
 pub const NYX_GC_MAX_OBJECTS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000_000_000;
 

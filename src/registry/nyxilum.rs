@@ -53,7 +53,7 @@ struct Def {
 }
 
 fn code_prop(what: &str) -> Value {
-    json!({"type": "string", "description": what, "maxLength": 1_000_000})
+    json!({"type": "string", "description": what, "maxLength": limits::NYX_CODE_CHARS})
 }
 
 fn timeout_prop() -> Value {
@@ -90,7 +90,7 @@ fn process_output() -> Value {
 
 fn defs() -> Vec<Def> {
     let no_args = json!({"type": "object", "properties": {}, "additionalProperties": false});
-    let session = json!({"type": "string", "minLength": 1, "maxLength": 128, "description": "The sessionId nyxilum_repl_start returned."});
+    let session = json!({"type": "string", "minLength": 1, "maxLength": limits::REPL_SESSION_ID_CHARS, "description": "The sessionId nyxilum_repl_start returned."});
     let dev_timeout = json!({
         "type": "integer",
         "minimum": limits::DEV_TIMEOUT_MS_RANGE.start(),
@@ -178,7 +178,7 @@ fn defs() -> Vec<Def> {
             description: "The NyxilumLang user guide (GUIDE.md of the NyxilumLang checkout): the whole text and its section headings, or one section whose heading contains `section` (case-insensitive), e.g. \"maps\", \"closures\", \"built-in functions\".".to_owned(),
             input: json!({
                 "type": "object",
-                "properties": {"section": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Part of a section heading."}},
+                "properties": {"section": {"type": "string", "minLength": 1, "maxLength": limits::DOCS_SECTION_CHARS, "description": "Part of a section heading."}},
                 "additionalProperties": false
             }),
             output: json!({
