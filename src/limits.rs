@@ -69,6 +69,12 @@ pub const RUN_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// whole was 116 KB.
 pub const ADVERTISE_BYTES: usize = 24 * 1024;
 
+/// Under `auto`, how many catalogue tools (in slug order) are described and weighed
+/// against the byte budget. A 24 KiB budget holds a few dozen tools; weighing a 100,000-
+/// tool catalogue whole would describe every tool to list twenty. The rest are found with
+/// search, as the meta-tool's description says.
+pub const ADVERTISE_SCAN_TOOLS: usize = 1_000;
+
 /// Results of a meta-tool search when the caller gives no limit.
 pub const SEARCH_LIMIT_DEFAULT: usize = 10;
 

@@ -82,11 +82,24 @@ impl Executor {
         }
     }
 
-    /// Returns `Ok` when `tool` from a catalogue of `origin` can run under this
-    /// executor's rule, else the error a call would meet now (NyxilumNode missing, no
-    /// source). Used to keep tools that cannot run here out of `tools/list`.
-    pub fn availability(&self, origin: Origin, tool: &Tool) -> Result<(), Error> {
-        let nyxilum = || self.nyxilum.locator().locate().map(|_| ());
+    /// A check of whether tools from a catalogue of `origin` can run under this
+    /// executor's rule: `Ok`, else the error a call would meet now (NyxilumNode missing,
+    /// no source). NyxilumNode is looked for once per checker, however many tools ask,
+    /// so checking a whole catalogue costs a few file lookups, not one per tool. Used to
+    /// keep tools that cannot run here out of `tools/list` and to mark them in listings.
+    pub fn availability(&self, origin: Origin) -> impl FnMut(&Tool) -> Result<(), Error> + '_ {
+        let mut found: Option<Result<(), Error>> = None;
+        move |tool| {
+            let mut nyxilum = || {
+                found
+                    .get_or_insert_with(|| self.nyxilum.locator().locate().map(|_| ()))
+                    .clone()
+            };
+            self.rule(origin, tool, &mut nyxilum)
+        }
+    }
+
+    fn rule(&self, origin: Origin, tool: &Tool, nyxilum: &mut dyn FnMut() -> Result<(), Error>) -> Result<(), Error> {
         match (origin, self.mode) {
             (Origin::Local, _) => match (&tool.code, tool.runtime()) {
                 (Some(_), Some(Runtime::Nyxilum)) => nyxilum(),

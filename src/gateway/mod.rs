@@ -185,9 +185,10 @@ impl Gateway {
         });
     }
 
-    /// Returns `Ok` when `tool` can run here, else why not (a runtime that is missing).
-    pub fn availability(&self, snapshot: &Snapshot, tool: &crate::catalogue::Tool) -> Result<(), Error> {
-        self.exec.availability(snapshot.origin(), tool)
+    /// A check of whether a tool of `snapshot` can run here: `Ok`, else why not (a
+    /// runtime that is missing). Reuse one checker for a whole listing.
+    pub fn availability(&self, snapshot: &Snapshot) -> impl FnMut(&crate::catalogue::Tool) -> Result<(), Error> + '_ {
+        self.exec.availability(snapshot.origin())
     }
 
     /// How often the catalogue can change under this gateway: the cache lifetime of an

@@ -161,6 +161,7 @@ fn list(gateway: &Gateway, snapshot: &Snapshot) -> CallToolResult {
             json!({"slug": d.name, "name": d.title, "description": summary, "category": "runtime", "tags": []})
         })
         .collect();
+    let mut available = gateway.availability(snapshot);
     tools.extend(snapshot.tools().iter().map(|t| {
         let m = &t.manifest;
         let mut row =
@@ -169,7 +170,7 @@ fn list(gateway: &Gateway, snapshot: &Snapshot) -> CallToolResult {
         if !t.is_advertisable {
             notes.push("meta-tool only: slug cannot be an MCP tool name".to_owned());
         }
-        if let Err(e) = gateway.availability(snapshot, t) {
+        if let Err(e) = available(t) {
             notes.push(format!("unavailable here: {}", e.code()));
             row["available"] = json!(false);
             row["unavailable"] = json!({"code": e.code(), "reason": e.to_string()});

@@ -117,13 +117,14 @@ fn guide(gateway: &Gateway, name: &str) -> String {
 /// The catalogue overview: every tool, no full schemas; a tool that cannot run here says
 /// why.
 fn catalogue(gateway: &Gateway, snapshot: &Snapshot, name: &str) -> Value {
+    let mut check = gateway.availability(snapshot);
     let tools: Vec<Value> = snapshot
         .tools()
         .iter()
         .map(|t| {
             let m = &t.manifest;
             let (props, required) = t.parameter_counts();
-            let available = gateway.availability(snapshot, t);
+            let available = check(t);
             let mut row = json!({
                 "slug": m.slug,
                 "description": m.description,

@@ -15,7 +15,7 @@ use super::Advertise;
 use super::convert::object;
 use crate::catalogue::Snapshot;
 use crate::gateway::Gateway;
-use crate::limits::{BATCH_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
+use crate::limits::{ADVERTISE_SCAN_TOOLS, BATCH_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
 use crate::registry::{self, Definition};
 
 /// The commands the meta-tool answers today.
@@ -129,17 +129,29 @@ impl Listing {
 
     fn build(&self, gateway: &Gateway, snapshot: Option<&Arc<Snapshot>>) -> Listed {
         let fixed: Vec<McpTool> = gateway.builtins().all().iter().map(|b| to_mcp(&b.definition)).collect();
-        // Catalogue tools a direct call can name and that can run here.
-        let candidates: Vec<McpTool> = match snapshot {
-            None => Vec::new(),
-            Some(s) => s
-                .tools()
-                .iter()
-                .filter(|t| t.is_advertisable && gateway.availability(s, t).is_ok())
-                .map(|t| to_mcp(&registry::describe(t)))
-                .collect(),
+        // Catalogue tools a direct call can name and that can run here; under `auto`
+        // only the first ADVERTISE_SCAN_TOOLS of them are described and weighed.
+        let (offered, candidates) = match (snapshot, self.policy.advertise) {
+            (None, _) | (_, Advertise::Meta) => (0, Vec::new()),
+            (Some(s), advertise) => {
+                let mut available = gateway.availability(s);
+                let runnable: Vec<_> = s
+                    .tools()
+                    .iter()
+                    .filter(|t| t.is_advertisable && available(t).is_ok())
+                    .collect();
+                let scan = match advertise {
+                    Advertise::Auto => ADVERTISE_SCAN_TOOLS,
+                    _ => usize::MAX,
+                };
+                let described = runnable
+                    .iter()
+                    .take(scan)
+                    .map(|t| to_mcp(&registry::describe(t)))
+                    .collect();
+                (runnable.len(), described)
+            }
         };
-        let offered = candidates.len();
         let chosen = match self.policy.advertise {
             Advertise::All => candidates,
             Advertise::Meta => Vec::new(),
