@@ -37,13 +37,17 @@ fn failure_line(e: &Error) -> String {
 }
 
 /// Appends captured output to `text`: a `stdout:` and a `stderr:` section when not
-/// empty, and a note when either was cut at its cap.
+/// empty.
 pub(crate) fn sections(text: &mut String, output: &Output) {
     for (name, stream) in [("stdout", &output.stdout), ("stderr", &output.stderr)] {
         if !stream.is_empty() {
             text.push_str(&format!("\n{name}:\n{}", stream.trim_end_matches('\n')));
         }
     }
+}
+
+/// Appends the note that output was cut at its cap, when it was.
+fn truncation_note(text: &mut String, output: &Output) {
     if output.truncated {
         text.push_str(&format!("\nnote:\nOutput was truncated at {} per stream.", output.cap));
     }
@@ -82,24 +86,25 @@ pub(crate) fn run_text(run: &Run) -> String {
         (_, Shape::Flat, true) => p.headline.clone(),
     };
     if p.reached {
+        // The JS-VM seed's order: stdout, stderr, result, note, error.
         sections(&mut text, &p.output);
-        match (&p.ended, run.shape) {
-            (Ok(result), Shape::Snippet) if !result.is_null() => {
-                let shown = match result {
-                    Value::String(s) => s.clone(),
-                    other => pretty(other),
-                };
-                text.push_str(&format!("\nresult:\n{shown}"));
-            }
-            (Err(e), Shape::Snippet | Shape::Flat) => {
-                let said = if run.shape == Shape::Snippet {
-                    snippet_error(e)
-                } else {
-                    e.to_string()
-                };
-                text.push_str(&format!("\nerror:\n{said}"));
-            }
-            _ => {}
+        if let (Ok(result), Shape::Snippet) = (&p.ended, run.shape)
+            && !result.is_null()
+        {
+            let shown = match result {
+                Value::String(s) => s.clone(),
+                other => pretty(other),
+            };
+            text.push_str(&format!("\nresult:\n{shown}"));
+        }
+        truncation_note(&mut text, &p.output);
+        if let (Err(e), Shape::Snippet | Shape::Flat) = (&p.ended, run.shape) {
+            let said = if run.shape == Shape::Snippet {
+                snippet_error(e)
+            } else {
+                e.to_string()
+            };
+            text.push_str(&format!("\nerror:\n{said}"));
         }
     }
     text.trim_start_matches('\n').to_owned()
@@ -115,5 +120,57 @@ pub(crate) fn object(v: Value) -> JsonObject {
     match v {
         Value::Object(map) => map,
         _ => JsonObject::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::gateway::Produced;
+
+    fn run(shape: Shape, ended: Result<Value, Error>) -> Run {
+        let output = Output {
+            stdout: "printed\n".into(),
+            stderr: String::new(),
+            truncated: true,
+            cap: "10 characters".into(),
+        };
+        Run {
+            id: "r1".into(),
+            name: "run_javascript".into(),
+            shape,
+            duration: Duration::from_millis(3),
+            produced: Produced::reached(ended, output),
+        }
+    }
+
+    #[test]
+    fn a_snippet_reads_in_the_seed_order() {
+        let text = run_text(&run(Shape::Snippet, Ok(json!("value"))));
+        let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s} in {text}"));
+        assert!(text.starts_with("Code execution finished in 0.003 seconds."), "{text}");
+        assert!(at("stdout:\nprinted") < at("result:\nvalue"), "{text}");
+        assert!(
+            at("result:\nvalue") < at("note:\nOutput was truncated at 10 characters"),
+            "{text}"
+        );
+        let failed = run_text(&run(Shape::Snippet, Err(Error::Execution { message: "boom".into() })));
+        assert!(failed.ends_with("error:\nboom"), "{failed}");
+    }
+
+    #[test]
+    fn a_failure_in_every_family_carries_code_and_retry_flag() {
+        for shape in [Shape::Envelope, Shape::Snippet, Shape::Flat] {
+            let r = run_result(&run(shape, Err(Error::Execution { message: "boom".into() })));
+            assert_eq!(r.is_error, Some(true));
+            let body = r.structured_content.unwrap();
+            assert_eq!(
+                (&body["success"], &body["code"], &body["retryable"], &body["run_id"]),
+                (&json!(false), &json!("EXECUTION_ERROR"), &json!(false), &json!("r1")),
+                "{shape:?}: {body}"
+            );
+        }
     }
 }
