@@ -119,3 +119,14 @@ async fn a_tool_set_aside_or_shadowed_by_a_duplicate_slug_fails_the_check_by_nam
     assert!(stdout.contains("ok      good ("), "{stdout}");
     assert!(stdout.trim_end().ends_with("2 passed, 2 failed, 0 skipped"), "{stdout}");
 }
+
+#[tokio::test]
+async fn runtime_tools_in_the_environment_do_not_enter_the_check() {
+    let (ok, stdout, stderr) = check("embedded", &[("TOOLGATE_RUNTIMES", "js,nyxilum")]).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(!stdout.contains("run_javascript"), "{stdout}");
+    assert!(
+        stdout.trim_end().ends_with("31 passed, 0 failed, 3 skipped"),
+        "{stdout}"
+    );
+}

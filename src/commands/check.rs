@@ -91,7 +91,9 @@ pub async fn run(binary: &Path, config: &Config) -> Result<Report, String> {
     cmd.env("TOOLGATE_CATALOGUE", &source)
         .env("TOOLGATE_ADVERTISE", "all")
         .env("TOOLGATE_NAME", name);
-    cmd.env_remove("TOOLGATE_API_URL");
+    // The catalogue's tools only: runtime tools are not the catalogue's, and
+    // `tools/{slug}` would not resolve them.
+    cmd.env_remove("TOOLGATE_API_URL").env_remove("TOOLGATE_RUNTIMES");
     if let Some(key) = &config.api_key {
         cmd.env("TOOLGATE_API_KEY", key);
     }
