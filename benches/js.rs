@@ -17,6 +17,7 @@ const LIMITS: JsLimits = JsLimits {
     heap_bytes: JS_HEAP_BYTES,
     wall_clock: JS_WALL_CLOCK,
     output_chars: OUTPUT_CHARS,
+    result_chars: OUTPUT_CHARS,
     fetch_timeout: FETCH_TIMEOUT,
 };
 

@@ -71,6 +71,8 @@ pub struct Raw {
     pub js_heap_mb: u64,
     /// `TOOLGATE_FETCH_TIMEOUT_MS`.
     pub fetch_timeout_ms: u64,
+    /// `TOOLGATE_RESULT_CHARS`.
+    pub result_chars: u64,
     /// `NX_NODE_PATH`.
     pub nx_node_path: Option<PathBuf>,
     /// `NX_ECOSYSTEM_ROOT`.
@@ -85,6 +87,8 @@ const JS_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
 const FETCH_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
 /// Accepted range of `TOOLGATE_ADVERTISE_BYTES`: at least room for the meta-tool.
 const ADVERTISE_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 * 1024;
+/// Accepted range of `TOOLGATE_RESULT_CHARS`.
+const RESULT_CHARS_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 * 1024;
 /// Accepted range of `TOOLGATE_JS_HEAP_MB`.
 const JS_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=16_384;
 
@@ -109,6 +113,7 @@ impl Config {
         check_range("TOOLGATE_JS_TIMEOUT_MS", raw.js_timeout_ms, JS_TIMEOUT_MS_RANGE)?;
         check_range("TOOLGATE_JS_HEAP_MB", raw.js_heap_mb, JS_HEAP_MB_RANGE)?;
         check_range("TOOLGATE_ADVERTISE_BYTES", raw.advertise_bytes, ADVERTISE_BYTES_RANGE)?;
+        check_range("TOOLGATE_RESULT_CHARS", raw.result_chars, RESULT_CHARS_RANGE)?;
         check_range(
             "TOOLGATE_FETCH_TIMEOUT_MS",
             raw.fetch_timeout_ms,
@@ -127,6 +132,7 @@ impl Config {
             js_heap_bytes: usize::try_from(raw.js_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
             fetch_timeout: Duration::from_millis(raw.fetch_timeout_ms),
             advertise_bytes: usize::try_from(raw.advertise_bytes).unwrap_or(usize::MAX),
+            result_chars: usize::try_from(raw.result_chars).unwrap_or(usize::MAX),
             ..Limits::default()
         };
         Ok(Config {
@@ -197,6 +203,7 @@ mod tests {
             js_timeout_ms: 30_000,
             js_heap_mb: 512,
             fetch_timeout_ms: 15_000,
+            result_chars: 262_144,
             ..Raw::default()
         }
     }

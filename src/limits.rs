@@ -28,6 +28,16 @@ pub const JS_WALL_CLOCK: Duration = Duration::from_secs(30);
 /// Characters kept per captured output stream (stdout, stderr) of one run.
 pub const OUTPUT_CHARS: usize = 262_144;
 
+/// Characters of JSON kept of the value a JavaScript run returns: as much as one output
+/// stream, so `return 'r'.repeat(1e8)` cannot become a 200 MB answer. A snippet's value
+/// past it is cut (the answer says so); a catalogue tool's is a `RESOURCE_LIMIT` failure,
+/// since a cut value would no longer match the tool's output schema.
+pub const RESULT_CHARS: usize = 262_144;
+
+/// Sources fetched from a catalogue API kept for local runs (`TOOLGATE_EXECUTION=local`
+/// or `auto`), each for the catalogue's lifetime.
+pub const SOURCE_CACHE_ENTRIES: u64 = 10_000;
+
 /// Deadline of one `fetch` from JavaScript, body included: 15 s, as the JS-VM seed
 /// allows; a later answer rejects with `TimeoutError`.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(15);
@@ -197,6 +207,8 @@ pub struct Limits {
     pub js_wall_clock: Duration,
     /// Characters kept per output stream. By default, [`OUTPUT_CHARS`].
     pub output_chars: usize,
+    /// Characters of JSON kept of a JavaScript run's value. By default, [`RESULT_CHARS`].
+    pub result_chars: usize,
     /// Deadline of one `fetch` from JavaScript. By default, [`FETCH_TIMEOUT`].
     pub fetch_timeout: Duration,
     /// Per-request timeout of the catalogue API. By default, [`HTTP_TIMEOUT`].
@@ -213,6 +225,7 @@ impl Default for Limits {
             js_heap_bytes: JS_HEAP_BYTES,
             js_wall_clock: JS_WALL_CLOCK,
             output_chars: OUTPUT_CHARS,
+            result_chars: RESULT_CHARS,
             fetch_timeout: FETCH_TIMEOUT,
             http_timeout: HTTP_TIMEOUT,
             cache_ttl: CACHE_TTL,

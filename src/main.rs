@@ -59,6 +59,9 @@ struct Cli {
     /// Deadline of one `fetch` from JavaScript, body included, in milliseconds.
     #[arg(long, env = "TOOLGATE_FETCH_TIMEOUT_MS", global = true, default_value_t = limits::FETCH_TIMEOUT.as_millis() as u64)]
     fetch_timeout_ms: u64,
+    /// Characters of JSON kept of the value a JavaScript run returns.
+    #[arg(long, env = "TOOLGATE_RESULT_CHARS", global = true, default_value_t = limits::RESULT_CHARS as u64)]
+    result_chars: u64,
     /// Heap cap of one local JavaScript run, in MiB.
     #[arg(long, env = "TOOLGATE_JS_HEAP_MB", global = true, default_value_t = (limits::JS_HEAP_BYTES / (1024 * 1024)) as u64)]
     js_heap_mb: u64,
@@ -170,6 +173,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         js_timeout_ms: cli.js_timeout_ms,
         js_heap_mb: cli.js_heap_mb,
         fetch_timeout_ms: cli.fetch_timeout_ms,
+        result_chars: cli.result_chars,
         nx_node_path: cli.nx_node_path,
         nx_ecosystem_root: cli.nx_ecosystem_root,
     };

@@ -179,3 +179,33 @@ async fn a_heap_cap_reached_first_is_the_limit_reported_even_when_caught() {
     }
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn a_huge_returned_value_is_cut_for_a_snippet_and_refused_for_a_tool() {
+    // The attack: a 100,000,000-character string returned whole was a 200 MB answer line.
+    let gate = gate(&[("TOOLGATE_RUNTIMES", "js")]).await;
+    let r = gate
+        .call("run_javascript", json!({"code": "return 'r'.repeat(100e6)"}))
+        .await;
+    let s = expect_ok(&r).clone();
+    let kept = s.as_str().unwrap();
+    assert_eq!(kept.chars().count(), 262_144, "the default cap");
+    assert!(kept.starts_with("\"rrr"), "the start of its JSON text");
+    assert_eq!(structured(&r)["truncated"], true);
+    let text = crate::util::text(&r);
+    assert!(
+        text.contains("The returned value was cut at 262,144 characters of JSON"),
+        "{}",
+        &text[text.len().saturating_sub(300)..]
+    );
+    gate.stop().await;
+
+    let gate = self::gate(&[("TOOLGATE_RESULT_CHARS", "1024")]).await;
+    let long = "m".repeat(2_000);
+    let r = run(&gate, "echo", json!({"message": long})).await;
+    let e = expect_error(&r, "RESOURCE_LIMIT");
+    assert!(e["error"].as_str().unwrap().contains("1024 characters of JSON"), "{e}");
+    let r = run(&gate, "echo", json!({"message": "short"})).await;
+    assert_eq!(expect_ok(&r)["message"], "short", "a value under the cap is whole");
+    gate.stop().await;
+}

@@ -18,7 +18,7 @@ use super::nyxilum::Nyxilum;
 use crate::api::{ApiClient, SourceAnswer};
 use crate::catalogue::{Origin, Runtime, Tool};
 use crate::error::Error;
-use crate::limits::Limits;
+use crate::limits::{Limits, SOURCE_CACHE_ENTRIES};
 
 /// What a successful run produced.
 #[derive(Debug, Clone)]
@@ -51,11 +51,12 @@ impl Executor {
             heap_bytes: limits.js_heap_bytes,
             wall_clock: limits.js_wall_clock,
             output_chars: limits.output_chars,
+            result_chars: limits.result_chars,
             fetch_timeout: limits.fetch_timeout,
         };
         let sources = (!limits.cache_ttl.is_zero()).then(|| {
             Cache::builder()
-                .max_capacity(10_000)
+                .max_capacity(SOURCE_CACHE_ENTRIES)
                 .time_to_live(limits.cache_ttl)
                 .build()
         });

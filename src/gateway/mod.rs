@@ -140,6 +140,7 @@ impl Gateway {
                             stderr: o.stderr,
                             truncated: o.truncated,
                             cap: "its limit".to_owned(),
+                            result_cut: None,
                         },
                     ),
                     Err(e) => Produced::refused(e),
@@ -150,6 +151,7 @@ impl Gateway {
                     let code = params.get("code").and_then(Value::as_str).unwrap_or_default();
                     let out = self.exec.js().run_snippet(code, typescript, cancel).await;
                     let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
+                    let result_cut = out.captured.result_truncated.then_some(self.limits.result_chars);
                     Produced::reached(
                         out.outcome.map(|v| v.unwrap_or(Value::Null)),
                         Output {
@@ -157,6 +159,7 @@ impl Gateway {
                             stderr: out.captured.stderr.into_text(),
                             truncated,
                             cap: format!("{} characters", grouped(self.exec.output_chars() as u64)),
+                            result_cut,
                         },
                     )
                 }

@@ -222,6 +222,7 @@ fn process(
         stderr: out.stderr.text.clone(),
         truncated: out.is_truncated(),
         cap: "its limit".to_owned(),
+        result_cut: None,
     };
     flat(ended, fields, headline, output)
 }

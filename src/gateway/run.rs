@@ -23,6 +23,9 @@ pub struct Output {
     pub truncated: bool,
     /// That cap in words ("262,144 characters"), for the note that says so.
     pub cap: String,
+    /// The cap, in characters of JSON, at which the returned value was cut, when it was
+    /// (it is then the start of its JSON text).
+    pub result_cut: Option<usize>,
 }
 
 /// What one family's call produced, before the gateway numbers and records it.
@@ -166,7 +169,7 @@ impl Run {
         v.insert("result".into(), result);
         v.insert("error".into(), json!(error));
         v.insert("duration_ms".into(), json!(self.duration.as_millis() as u64));
-        v.insert("truncated".into(), json!(o.truncated));
+        v.insert("truncated".into(), json!(o.truncated || o.result_cut.is_some()));
         v.insert("timed_out".into(), json!(timed_out));
         v
     }

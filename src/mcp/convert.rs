@@ -46,10 +46,20 @@ pub(crate) fn sections(text: &mut String, output: &Output) {
     }
 }
 
-/// Appends the note that output was cut at its cap, when it was.
+/// Appends the note that output (or the returned value) was cut at its cap, when it was.
 fn truncation_note(text: &mut String, output: &Output) {
+    let mut said = Vec::new();
     if output.truncated {
-        text.push_str(&format!("\nnote:\nOutput was truncated at {} per stream.", output.cap));
+        said.push(format!("Output was truncated at {} per stream.", output.cap));
+    }
+    if let Some(cap) = output.result_cut {
+        said.push(format!(
+            "The returned value was cut at {} characters of JSON; the result is the start of its JSON text.",
+            crate::registry::grouped(cap as u64)
+        ));
+    }
+    if !said.is_empty() {
+        text.push_str(&format!("\nnote:\n{}", said.join("\n")));
     }
 }
 
@@ -136,6 +146,7 @@ mod tests {
             stderr: String::new(),
             truncated: true,
             cap: "10 characters".into(),
+            result_cut: None,
         };
         Run {
             id: "r1".into(),

@@ -6,6 +6,7 @@
 //! Its deadline, the limit that ended it and its output live in a [`RunState`] the
 //! caller holds too, so the caller can answer without waiting for the engine.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,8 @@ pub struct JsLimits {
     pub wall_clock: Duration,
     /// Characters kept per output stream.
     pub output_chars: usize,
+    /// Characters of JSON kept of the returned value.
+    pub result_chars: usize,
     /// Deadline of one `fetch`, body included.
     pub fetch_timeout: Duration,
 }
@@ -117,9 +120,11 @@ impl Engine {
         until: Instant,
         halt: &CancellationToken,
     ) -> Result<Option<serde_json::Value>, Error> {
+        let cut = AtomicBool::new(false);
+        let cap = self.limits.result_chars;
         let evaluated = self
             .ctx
-            .async_with(async |ctx| evaluate(&ctx, code, program, scripts).await);
+            .async_with(async |ctx| evaluate(&ctx, code, program, scripts, cap, &cut).await);
         let outcome = tokio::select! {
             biased;
             outcome = evaluated => Some(outcome),
@@ -129,6 +134,9 @@ impl Engine {
         if outcome.is_none() {
             // A promise that never settles: the script is idle, so the deadline ends it.
             self.state.stop(Limit::Deadline);
+        }
+        if cut.load(Ordering::Relaxed) {
+            self.state.with_captured(|c| c.result_truncated = true);
         }
         // Limits first: a script may have caught the error the limit raised and returned.
         match self.state.verdict(self.limits.wall_clock, self.limits.heap_bytes) {
@@ -190,6 +198,8 @@ async fn evaluate<'js>(
     code: &Arc<str>,
     program: &Program,
     scripts: &Scripts,
+    cap: usize,
+    cut: &AtomicBool,
 ) -> Result<Option<serde_json::Value>, Error> {
     let mut options = EvalOptions::default();
     options.global = true;
@@ -251,12 +261,26 @@ async fn evaluate<'js>(
     if settled.is_undefined() {
         return Ok(None);
     }
+    // The JSON text is read where QuickJS holds it (inside the capped heap), so a huge
+    // value is measured before any copy of it is made on the host.
     let json = match ctx.json_stringify(settled.clone()).catch(ctx) {
-        Ok(Some(s)) => s.to_string().ok(),
+        Ok(Some(s)) => s.to_cstring().ok(),
         _ => None,
     };
     match (json, program) {
-        (Some(text), _) => serde_json::from_str(&text)
+        (Some(text), _) if text.len() > cap && text.as_str().chars().nth(cap).is_some() => match program {
+            Program::Tool { .. } => Err(Error::ResourceLimit {
+                what: "The tool's returned value".to_owned(),
+                limit: format!("{cap} characters of JSON"),
+            }),
+            Program::Snippet { .. } => {
+                cut.store(true, Ordering::Relaxed);
+                Ok(Some(serde_json::Value::String(
+                    text.as_str().chars().take(cap).collect(),
+                )))
+            }
+        },
+        (Some(text), _) => serde_json::from_str(text.as_str())
             .map(Some)
             .map_err(|e| Error::Internal(format!("the result is not JSON: {e}"))),
         (None, Program::Snippet { .. }) => {

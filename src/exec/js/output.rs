@@ -8,6 +8,9 @@ pub struct Captured {
     pub stdout: Stream,
     /// What console.warn/error/trace/assert wrote.
     pub stderr: Stream,
+    /// True if and only if a snippet's returned value was cut at its cap (it is then the
+    /// start of its JSON text).
+    pub result_truncated: bool,
 }
 
 /// One capped stream.

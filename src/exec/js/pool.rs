@@ -240,6 +240,7 @@ mod tests {
             heap_bytes: 64 << 20,
             wall_clock: Duration::from_secs(20),
             output_chars: 1000,
+            result_chars: 1000,
             fetch_timeout: Duration::from_secs(5),
         })
     }
