@@ -18,6 +18,8 @@ const LIMITS: JsLimits = JsLimits {
     wall_clock: JS_WALL_CLOCK,
     output_chars: OUTPUT_CHARS,
     result_chars: OUTPUT_CHARS,
+    concurrent_runs: 8,
+    total_heap_bytes: 4 * JS_HEAP_BYTES,
     fetch_timeout: FETCH_TIMEOUT,
 };
 

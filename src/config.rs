@@ -73,6 +73,10 @@ pub struct Raw {
     pub fetch_timeout_ms: u64,
     /// `TOOLGATE_RESULT_CHARS`.
     pub result_chars: u64,
+    /// `TOOLGATE_JS_CONCURRENT_RUNS`.
+    pub js_concurrent_runs: u64,
+    /// `TOOLGATE_JS_TOTAL_HEAP_MB`.
+    pub js_total_heap_mb: u64,
     /// `NX_NODE_PATH`.
     pub nx_node_path: Option<PathBuf>,
     /// `NX_ECOSYSTEM_ROOT`.
@@ -89,6 +93,10 @@ const FETCH_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 10..=600_000;
 const ADVERTISE_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 * 1024;
 /// Accepted range of `TOOLGATE_RESULT_CHARS`.
 const RESULT_CHARS_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 * 1024;
+/// Accepted range of `TOOLGATE_JS_CONCURRENT_RUNS`.
+const JS_CONCURRENT_RUNS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_024;
+/// Accepted range of `TOOLGATE_JS_TOTAL_HEAP_MB`.
+const JS_TOTAL_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=1_048_576;
 /// Accepted range of `TOOLGATE_JS_HEAP_MB`.
 const JS_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=16_384;
 
@@ -115,6 +123,16 @@ impl Config {
         check_range("TOOLGATE_ADVERTISE_BYTES", raw.advertise_bytes, ADVERTISE_BYTES_RANGE)?;
         check_range("TOOLGATE_RESULT_CHARS", raw.result_chars, RESULT_CHARS_RANGE)?;
         check_range(
+            "TOOLGATE_JS_CONCURRENT_RUNS",
+            raw.js_concurrent_runs,
+            JS_CONCURRENT_RUNS_RANGE,
+        )?;
+        check_range(
+            "TOOLGATE_JS_TOTAL_HEAP_MB",
+            raw.js_total_heap_mb,
+            JS_TOTAL_HEAP_MB_RANGE,
+        )?;
+        check_range(
             "TOOLGATE_FETCH_TIMEOUT_MS",
             raw.fetch_timeout_ms,
             FETCH_TIMEOUT_MS_RANGE,
@@ -133,6 +151,8 @@ impl Config {
             fetch_timeout: Duration::from_millis(raw.fetch_timeout_ms),
             advertise_bytes: usize::try_from(raw.advertise_bytes).unwrap_or(usize::MAX),
             result_chars: usize::try_from(raw.result_chars).unwrap_or(usize::MAX),
+            js_concurrent_runs: usize::try_from(raw.js_concurrent_runs).unwrap_or(usize::MAX),
+            js_total_heap_bytes: usize::try_from(raw.js_total_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
             ..Limits::default()
         };
         Ok(Config {
@@ -204,6 +224,8 @@ mod tests {
             js_heap_mb: 512,
             fetch_timeout_ms: 15_000,
             result_chars: 262_144,
+            js_concurrent_runs: 8,
+            js_total_heap_mb: 2048,
             ..Raw::default()
         }
     }

@@ -51,6 +51,16 @@ pub const FETCH_BODY_BYTES: usize = 8_388_608;
 /// connections from the host.
 pub const FETCH_IN_FLIGHT: usize = 16;
 
+/// JavaScript runs on their engines at once, across every client of this server; more
+/// wait their turn within their own deadline (a wait that outlasts it is a `TIMEOUT`
+/// saying so). A run holds its place until its engine's thread has ended, so a script
+/// stuck in a native call past its deadline still counts.
+pub const JS_CONCURRENT_RUNS: usize = 8;
+
+/// Heap all running JavaScript engines may hold together: each run reserves its own heap
+/// cap from this budget before it starts, so eight 512 MiB heap bombs cannot hold 4 GiB.
+pub const JS_TOTAL_HEAP_BYTES: usize = 2 * 1024 * 1024 * 1024;
+
 /// JavaScript engines kept built and waiting, so a call does not pay for building one.
 /// Two covers a client that sends calls back to back on a 2-core machine; each waiting
 /// engine holds about 300 KB.
@@ -209,6 +219,11 @@ pub struct Limits {
     pub output_chars: usize,
     /// Characters of JSON kept of a JavaScript run's value. By default, [`RESULT_CHARS`].
     pub result_chars: usize,
+    /// JavaScript runs at once. By default, [`JS_CONCURRENT_RUNS`].
+    pub js_concurrent_runs: usize,
+    /// Heap of all running JavaScript engines together, in bytes. By default,
+    /// [`JS_TOTAL_HEAP_BYTES`].
+    pub js_total_heap_bytes: usize,
     /// Deadline of one `fetch` from JavaScript. By default, [`FETCH_TIMEOUT`].
     pub fetch_timeout: Duration,
     /// Per-request timeout of the catalogue API. By default, [`HTTP_TIMEOUT`].
@@ -226,6 +241,8 @@ impl Default for Limits {
             js_wall_clock: JS_WALL_CLOCK,
             output_chars: OUTPUT_CHARS,
             result_chars: RESULT_CHARS,
+            js_concurrent_runs: JS_CONCURRENT_RUNS,
+            js_total_heap_bytes: JS_TOTAL_HEAP_BYTES,
             fetch_timeout: FETCH_TIMEOUT,
             http_timeout: HTTP_TIMEOUT,
             cache_ttl: CACHE_TTL,

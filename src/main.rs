@@ -62,6 +62,12 @@ struct Cli {
     /// Characters of JSON kept of the value a JavaScript run returns.
     #[arg(long, env = "TOOLGATE_RESULT_CHARS", global = true, default_value_t = limits::RESULT_CHARS as u64)]
     result_chars: u64,
+    /// JavaScript runs at once, across every client; more wait within their deadline.
+    #[arg(long, env = "TOOLGATE_JS_CONCURRENT_RUNS", global = true, default_value_t = limits::JS_CONCURRENT_RUNS as u64)]
+    js_concurrent_runs: u64,
+    /// Heap of all running JavaScript engines together, in MiB.
+    #[arg(long, env = "TOOLGATE_JS_TOTAL_HEAP_MB", global = true, default_value_t = (limits::JS_TOTAL_HEAP_BYTES / (1024 * 1024)) as u64)]
+    js_total_heap_mb: u64,
     /// Heap cap of one local JavaScript run, in MiB.
     #[arg(long, env = "TOOLGATE_JS_HEAP_MB", global = true, default_value_t = (limits::JS_HEAP_BYTES / (1024 * 1024)) as u64)]
     js_heap_mb: u64,
@@ -174,6 +180,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         js_heap_mb: cli.js_heap_mb,
         fetch_timeout_ms: cli.fetch_timeout_ms,
         result_chars: cli.result_chars,
+        js_concurrent_runs: cli.js_concurrent_runs,
+        js_total_heap_mb: cli.js_total_heap_mb,
         nx_node_path: cli.nx_node_path,
         nx_ecosystem_root: cli.nx_ecosystem_root,
     };

@@ -52,6 +52,8 @@ impl Executor {
             wall_clock: limits.js_wall_clock,
             output_chars: limits.output_chars,
             result_chars: limits.result_chars,
+            concurrent_runs: limits.js_concurrent_runs,
+            total_heap_bytes: limits.js_total_heap_bytes,
             fetch_timeout: limits.fetch_timeout,
         };
         let sources = (!limits.cache_ttl.is_zero()).then(|| {

@@ -35,6 +35,10 @@ pub struct JsLimits {
     pub output_chars: usize,
     /// Characters of JSON kept of the returned value.
     pub result_chars: usize,
+    /// Runs at once, across the backend.
+    pub concurrent_runs: usize,
+    /// Heap of all running engines together, in bytes.
+    pub total_heap_bytes: usize,
     /// Deadline of one `fetch`, body included.
     pub fetch_timeout: Duration,
 }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use tokio::runtime::Handle;
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::bytecode::Scripts;
@@ -53,6 +53,10 @@ pub struct SnippetOutput {
 /// and the spare engines.
 pub struct Js {
     limits: JsLimits,
+    /// One permit per run at once.
+    runs: Arc<Semaphore>,
+    /// One permit per MiB of the heap budget all running engines share.
+    heap: Arc<Semaphore>,
     fetcher: Arc<Fetcher>,
     scripts: Arc<Scripts>,
     spares: Arc<Mutex<Vec<Engine>>>,
@@ -67,6 +71,14 @@ impl std::fmt::Debug for Js {
     }
 }
 
+/// A run's place among the concurrent runs and its share of the heap budget.
+type Places = (OwnedSemaphorePermit, OwnedSemaphorePermit);
+
+/// Bytes in whole MiB, rounded up, as the heap budget counts them.
+fn mib(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(1024 * 1024)).unwrap_or(u32::MAX)
+}
+
 /// One run's result and output.
 type Ran = (Result<Option<serde_json::Value>, Error>, Captured);
 
@@ -76,6 +88,8 @@ impl Js {
     pub fn new(limits: JsLimits) -> Js {
         Js {
             limits,
+            runs: Arc::new(Semaphore::new(limits.concurrent_runs.max(1))),
+            heap: Arc::new(Semaphore::new(mib(limits.total_heap_bytes).max(1) as usize)),
             fetcher: Arc::new(Fetcher::new(limits.fetch_timeout, FETCH_BODY_BYTES)),
             scripts: Arc::default(),
             spares: Arc::default(),
@@ -132,6 +146,20 @@ impl Js {
     /// or when `cancel` is cancelled, whichever comes first.
     async fn execute(&self, code: Arc<str>, program: Program, cancel: &CancellationToken) -> Ran {
         let until = Instant::now() + self.limits.wall_clock;
+        // A place among the runs and this run's heap from the shared budget, within the
+        // run's own deadline. They are held until the engine's thread ends.
+        let places = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return (Err(Error::Cancelled), Captured::default()),
+            () = tokio::time::sleep_until(until.into()) => {
+                return (Err(self.queue_timeout()), Captured::default());
+            }
+            places = self.places() => places,
+        };
+        let places = match places {
+            Ok(p) => p,
+            Err(e) => return (Err(e), Captured::default()),
+        };
         let spare = self.spares.lock().unwrap_or_else(PoisonError::into_inner).pop();
         let state = spare
             .as_ref()
@@ -158,6 +186,7 @@ impl Js {
                     // The caller has its answer before the engine is freed.
                     let _ = tx.send(ran);
                     drop(engine);
+                    drop(places);
                 }
                 Err(e) => {
                     let _ = tx.send(Err(e));
@@ -182,6 +211,33 @@ impl Js {
         };
         drop(halt);
         (outcome, state.take_captured())
+    }
+
+    /// A place among the concurrent runs and this run's heap from the shared budget.
+    async fn places(&self) -> Result<Places, Error> {
+        let closed = |_| Error::Internal("the JavaScript run limiter is closed".to_owned());
+        let run = self.runs.clone().acquire_owned().await.map_err(closed)?;
+        let want = mib(self.limits.heap_bytes).clamp(1, mib(self.limits.total_heap_bytes).max(1));
+        let heap = self.heap.clone().acquire_many_owned(want).await.map_err(closed)?;
+        Ok((run, heap))
+    }
+
+    /// The failure of a run that waited its whole deadline for a place.
+    fn queue_timeout(&self) -> Error {
+        Error::Timeout {
+            what: format!(
+                "The JavaScript (waiting for a place: at most {} runs and {} MiB of heap at once)",
+                self.limits.concurrent_runs,
+                mib(self.limits.total_heap_bytes)
+            ),
+            after: self.limits.wall_clock,
+        }
+    }
+
+    /// Places free now, for tests: (runs, MiB of heap).
+    #[cfg(test)]
+    fn free(&self) -> (usize, usize) {
+        (self.runs.available_permits(), self.heap.available_permits())
     }
 
     /// The error of the limit that ended a run the caller stopped waiting for.
@@ -241,6 +297,8 @@ mod tests {
             wall_clock: Duration::from_secs(20),
             output_chars: 1000,
             result_chars: 1000,
+            concurrent_runs: 1,
+            total_heap_bytes: 64 << 20,
             fetch_timeout: Duration::from_secs(5),
         })
     }
@@ -330,5 +388,32 @@ mod tests {
                 "nothing leaks between runs"
             );
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_run_waits_for_a_place_and_takes_it_when_it_frees() {
+        // One place (and a heap budget of one run): the second run must wait.
+        let js = Arc::new(js());
+        let hold = CancellationToken::new();
+        let first = {
+            let (js, hold) = (js.clone(), hold.clone());
+            tokio::spawn(async move { js.run_snippet("await new Promise(() => {})", false, &hold).await })
+        };
+        while js.free() != (0, 0) {
+            tokio::task::yield_now().await;
+        }
+        let mut second = {
+            let js = js.clone();
+            tokio::spawn(async move { js.run_snippet("return 2", false, &none()).await })
+        };
+        // Unlimited, the second run would answer in about a millisecond.
+        let waited = tokio::time::timeout(Duration::from_millis(300), &mut second).await;
+        assert!(
+            waited.is_err(),
+            "the second run ran while the first held the only place"
+        );
+        hold.cancel();
+        assert!(matches!(first.await.unwrap().outcome, Err(Error::Cancelled)));
+        assert_eq!(second.await.unwrap().outcome.ok(), Some(Some(serde_json::json!(2))));
     }
 }
