@@ -41,6 +41,11 @@ pub const FETCH_BODY_BYTES: usize = 8_388_608;
 /// connections from the host.
 pub const FETCH_IN_FLIGHT: usize = 16;
 
+/// Redirects one `fetch` from JavaScript follows before it rejects with a `TypeError`:
+/// 20, as the fetch standard says. Each hop is checked against the address policy
+/// before it is requested.
+pub const FETCH_REDIRECTS: usize = 20;
+
 /// JavaScript engines kept built and waiting, so a call does not pay for building one.
 /// Two covers a client that sends calls back to back on a 2-core machine; each waiting
 /// engine holds about 300 KB.
