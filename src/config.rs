@@ -12,6 +12,7 @@ use std::time::Duration;
 use crate::catalogue::SourceSpec;
 use crate::catalogue::source::api_base;
 use crate::exec::Execution;
+use crate::exec::js::FetchAllow;
 use crate::limits::Limits;
 use crate::mcp::Advertise;
 
@@ -38,6 +39,9 @@ pub struct Config {
     pub nx_ecosystem_root: PathBuf,
     /// Bounds in force.
     pub limits: Limits,
+    /// Internal addresses JavaScript `fetch` may reach despite the address policy
+    /// (`TOOLGATE_FETCH_ALLOW`). By default, none.
+    pub fetch_allow: FetchAllow,
     /// Notes about settings that were read leniently, for stderr at start.
     pub notes: Vec<String>,
 }
@@ -77,6 +81,8 @@ pub struct Raw {
     pub js_concurrent_runs: u64,
     /// `TOOLGATE_JS_TOTAL_HEAP_MB`.
     pub js_total_heap_mb: u64,
+    /// `TOOLGATE_FETCH_ALLOW`.
+    pub fetch_allow: String,
     /// `NX_NODE_PATH`.
     pub nx_node_path: Option<PathBuf>,
     /// `NX_ECOSYSTEM_ROOT`.
@@ -137,6 +143,7 @@ impl Config {
             raw.fetch_timeout_ms,
             FETCH_TIMEOUT_MS_RANGE,
         )?;
+        let fetch_allow = FetchAllow::parse(&raw.fetch_allow)?;
         if !is_valid_name(&raw.name) {
             return Err(format!(
                 "TOOLGATE_NAME \"{}\" must be a letter followed by up to 63 letters, digits or '-' (it names a tool and a URI scheme)",
@@ -165,6 +172,7 @@ impl Config {
             nx_node_path: raw.nx_node_path.filter(|p| !p.as_os_str().is_empty()),
             nx_ecosystem_root: raw.nx_ecosystem_root,
             limits,
+            fetch_allow,
             notes,
         })
     }
@@ -316,6 +324,20 @@ mod tests {
         let mut r = raw();
         r.timeout_ms = 0;
         assert!(Config::from_raw(r).unwrap_err().contains("TOOLGATE_TIMEOUT_MS"));
+    }
+
+    #[test]
+    fn fetch_allow_is_read_and_a_bad_entry_is_refused_naming_it() {
+        let mut r = raw();
+        r.fetch_allow = " 127.0.0.1:8080, 10.1.2.0/24 ,".into();
+        assert!(!Config::from_raw(r.clone()).unwrap().fetch_allow.is_empty());
+        r.fetch_allow = "10.1.2.3/24".into();
+        let e = Config::from_raw(r).unwrap_err();
+        assert!(e.contains("TOOLGATE_FETCH_ALLOW") && e.contains("10.1.2.0/24"), "{e}");
+        assert!(
+            Config::from_raw(raw()).unwrap().fetch_allow.is_empty(),
+            "empty by default"
+        );
     }
 
     #[test]

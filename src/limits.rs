@@ -60,6 +60,10 @@ pub const JS_CONCURRENT_RUNS: usize = 8;
 /// Heap all running JavaScript engines may hold together: each run reserves its own heap
 /// cap from this budget before it starts, so eight 512 MiB heap bombs cannot hold 4 GiB.
 pub const JS_TOTAL_HEAP_BYTES: usize = 2 * 1024 * 1024 * 1024;
+/// Redirects one `fetch` from JavaScript follows before it rejects with a `TypeError`:
+/// 20, as the fetch standard says. Each hop is checked against the address policy
+/// before it is requested.
+pub const FETCH_REDIRECTS: usize = 20;
 
 /// JavaScript engines kept built and waiting, so a call does not pay for building one.
 /// Two covers a client that sends calls back to back on a 2-core machine; each waiting

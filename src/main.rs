@@ -68,6 +68,10 @@ struct Cli {
     /// Heap of all running JavaScript engines together, in MiB.
     #[arg(long, env = "TOOLGATE_JS_TOTAL_HEAP_MB", global = true, default_value_t = (limits::JS_TOTAL_HEAP_BYTES / (1024 * 1024)) as u64)]
     js_total_heap_mb: u64,
+    /// Internal addresses JavaScript `fetch` may reach despite the address policy:
+    /// comma-separated host:port, ip, ip:port ([v6]:port) or CIDR (10.1.2.0/24).
+    #[arg(long, env = "TOOLGATE_FETCH_ALLOW", global = true, default_value = "")]
+    fetch_allow: String,
     /// Heap cap of one local JavaScript run, in MiB.
     #[arg(long, env = "TOOLGATE_JS_HEAP_MB", global = true, default_value_t = (limits::JS_HEAP_BYTES / (1024 * 1024)) as u64)]
     js_heap_mb: u64,
@@ -182,6 +186,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         result_chars: cli.result_chars,
         js_concurrent_runs: cli.js_concurrent_runs,
         js_total_heap_mb: cli.js_total_heap_mb,
+        fetch_allow: cli.fetch_allow,
         nx_node_path: cli.nx_node_path,
         nx_ecosystem_root: cli.nx_ecosystem_root,
     };
@@ -356,7 +361,7 @@ fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
         ),
     }
     let nyxilum = toolgate::exec::nyxilum::Nyxilum::new(locator);
-    let exec = Executor::new(config.execution, &config.limits, nyxilum);
+    let exec = Executor::new(config.execution, &config.limits, nyxilum).with_fetch_allow(config.fetch_allow.clone());
     let builtins = Builtins::new(config.runtimes, &config.limits).map_err(|e| e.to_string())?;
     Ok(Arc::new(Gateway::new(store, exec, builtins, config.limits.clone())))
 }

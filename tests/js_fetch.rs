@@ -1,6 +1,7 @@
 //! `fetch` from JavaScript, bridged to the host: the real server, a real HTTP server on
 //! 127.0.0.1 (axum, in this process), and the limits the host enforces whatever the
-//! script does.
+//! script does. The address policy refuses loopback by default, so these gateways allow
+//! 127.0.0.1 (`TOOLGATE_FETCH_ALLOW`); the policy itself is tried in `fetch_policy.rs`.
 
 use std::future::pending;
 use std::sync::Arc;
@@ -93,7 +94,7 @@ async fn js(gate: &Gate, code: &str) -> (Value, bool) {
 }
 
 async fn gate(extra: &[(&str, &str)]) -> Gate {
-    let mut env = vec![("TOOLGATE_RUNTIMES", "js")];
+    let mut env = vec![("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_FETCH_ALLOW", "127.0.0.1")];
     env.extend_from_slice(extra);
     Gate::start(&env).await
 }
@@ -297,7 +298,11 @@ async fn catalogue_tools_fetch_through_the_same_bridge() {
         "async function run(p) { const r = await fetch(p.url); return { status: r.status, body: await r.json() }; }",
     )
     .unwrap();
-    let gate = Gate::start(&[("TOOLGATE_CATALOGUE", dir.path().to_str().unwrap())]).await;
+    let gate = Gate::start(&[
+        ("TOOLGATE_CATALOGUE", dir.path().to_str().unwrap()),
+        ("TOOLGATE_FETCH_ALLOW", "127.0.0.1"),
+    ])
+    .await;
     let r = gate.call("fetch-json", json!({ "url": format!("{base}/json") })).await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     assert_eq!(

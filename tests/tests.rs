@@ -8,6 +8,7 @@ mod catalogue_api;
 mod catalogue_check;
 mod catalogue_tools;
 mod execution_modes;
+mod fetch_policy;
 mod history;
 mod inspector;
 mod interop;

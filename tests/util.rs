@@ -34,7 +34,13 @@ pub fn fixtures() -> PathBuf {
 
 /// A command for the binary with a scrubbed environment and its own temp folder.
 pub fn command(dir: &Path, env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(bin());
+    command_of(bin(), dir, env)
+}
+
+/// A command for `program` (the binary, or a wrapper that runs it) with a scrubbed
+/// environment in `dir`.
+pub fn command_of(program: &str, dir: &Path, env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(program);
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir)
@@ -80,6 +86,11 @@ impl Gate {
     pub async fn start(env: &[(&str, &str)]) -> Gate {
         let dir = tempfile::tempdir().unwrap();
         let cmd = command(dir.path(), env);
+        Gate::spawn(cmd, dir).await
+    }
+
+    /// Starts `cmd` (which runs the server, perhaps through a wrapper) in `dir`.
+    pub async fn spawn(cmd: Command, dir: tempfile::TempDir) -> Gate {
         let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn().unwrap();
         let pid = transport.id();
         let mut stderr = stderr.unwrap();

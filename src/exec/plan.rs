@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Execution;
-use super::js::{Js, JsLimits};
+use super::js::{FetchAllow, Js, JsLimits};
 use super::nyxilum::Nyxilum;
 use crate::api::{ApiClient, SourceAnswer};
 use crate::catalogue::{Origin, Runtime, Tool};
@@ -69,6 +69,14 @@ impl Executor {
             nyxilum,
             sources,
         }
+    }
+
+    /// The same executor with `allow` as the exceptions to JavaScript `fetch`'s address
+    /// policy (`TOOLGATE_FETCH_ALLOW`). By default, none.
+    #[must_use]
+    pub fn with_fetch_allow(mut self, allow: FetchAllow) -> Executor {
+        self.js = self.js.with_fetch_allow(allow);
+        self
     }
 
     /// The NyxilumNode backend (its tools and REPL sessions).

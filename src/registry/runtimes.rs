@@ -62,7 +62,7 @@ fn input(language: &str) -> Value {
 /// Both tools, described with `limits`.
 pub(super) fn declare(limits: &Limits) -> Vec<Declared> {
     let js = format!(
-        "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers; fetch (http/https only, {}, {} MiB bodies, no cookies) with Headers, Response, AbortController, TextEncoder and TextDecoder is available. Limits: {} MiB heap, {}, {} characters per output stream.",
+        "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers; fetch (http/https to public addresses only, {}, {} MiB bodies, no cookies) with Headers, Response, AbortController, TextEncoder and TextDecoder is available. Limits: {} MiB heap, {}, {} characters per output stream.",
         seconds(limits.fetch_timeout),
         FETCH_BODY_BYTES / (1024 * 1024),
         limits.js_heap_bytes / (1024 * 1024),

@@ -3,7 +3,10 @@
 //! and every limit of DESIGN §7 holds whatever the script does: http/https only, one
 //! deadline per request (a `TimeoutError`), request and response bodies capped in bytes
 //! (the response is read in chunks and dropped at the cap, never buffered whole first),
-//! no cookie jar.
+//! no cookie jar, no proxy, and the address policy of `policy.rs` on the first request
+//! and on every redirect hop. Redirects are followed here, not by the client, so each
+//! hop is checked before it is requested; `redirect: "manual"` answers the 3xx itself
+//! and `redirect: "error"` rejects it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -13,7 +16,8 @@ use rquickjs::prelude::Async;
 use rquickjs::{ArrayBuffer, Ctx, Function, Object};
 use tokio::sync::{Notify, Semaphore};
 
-use crate::limits::FETCH_IN_FLIGHT;
+use super::policy::{self, FetchAllow, PolicyResolver, Refused};
+use crate::limits::{FETCH_IN_FLIGHT, FETCH_REDIRECTS};
 
 /// The HTTP side shared by every engine of a process: one client (built on first use, so
 /// a process that never fetches never loads TLS roots) and the limits.
@@ -22,6 +26,26 @@ pub(crate) struct Fetcher {
     client: OnceLock<Result<reqwest::Client, String>>,
     timeout: Duration,
     body_limit: usize,
+    allow: Arc<FetchAllow>,
+}
+
+/// What `fetch` does with a redirect (its `redirect` option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Redirects {
+    /// Follow up to [`FETCH_REDIRECTS`] hops, each checked. The default.
+    Follow,
+    /// Answer the 3xx response itself.
+    Manual,
+    /// Reject with a `TypeError`.
+    Error,
+}
+
+/// One request as it will be sent: re-made for each redirect hop.
+struct Hop {
+    method: reqwest::Method,
+    url: reqwest::Url,
+    headers: reqwest::header::HeaderMap,
+    body: Option<Vec<u8>>,
 }
 
 /// Why a request failed, as the script will see it: the error's name (`TypeError`,
@@ -51,12 +75,13 @@ struct Answer {
 }
 
 impl Fetcher {
-    /// A fetcher with these limits.
-    pub(crate) fn new(timeout: Duration, body_limit: usize) -> Fetcher {
+    /// A fetcher with these limits, reaching internal addresses only where `allow` says.
+    pub(crate) fn new(timeout: Duration, body_limit: usize, allow: FetchAllow) -> Fetcher {
         Fetcher {
             client: OnceLock::new(),
             timeout,
             body_limit,
+            allow: Arc::new(allow),
         }
     }
 
@@ -65,6 +90,13 @@ impl Fetcher {
             .get_or_init(|| {
                 reqwest::Client::builder()
                     .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
+                    // Redirects are followed by `fetch` itself, each hop checked.
+                    .redirect(reqwest::redirect::Policy::none())
+                    // A proxy would resolve the target itself, out of the policy's sight.
+                    .no_proxy()
+                    .dns_resolver(Arc::new(PolicyResolver {
+                        allow: self.allow.clone(),
+                    }))
                     .build()
                     .map_err(|e| format!("fetch is unavailable: {e}"))
             })
@@ -72,63 +104,64 @@ impl Fetcher {
             .map_err(|e| Failure::type_error(e.clone()))
     }
 
-    /// One request, within the deadline, or the reason it failed. `cancel` ends it early
-    /// (the script's `AbortController`).
+    /// One request (and the redirects it is allowed to follow), within the deadline, or
+    /// the reason it failed. `cancel` ends it early (the script's `AbortController`).
+    #[allow(clippy::too_many_arguments)]
     async fn fetch(
         &self,
         url: &str,
         method: &str,
         headers: &str,
         body: Option<Vec<u8>>,
+        redirect: &str,
         cancel: Arc<Notify>,
         in_flight: Arc<Semaphore>,
     ) -> Result<Answer, Failure> {
-        let (request, asked) = self.request(url, method, headers, body)?;
+        let mode = match redirect {
+            "follow" => Redirects::Follow,
+            "manual" => Redirects::Manual,
+            "error" => Redirects::Error,
+            other => {
+                return Err(Failure::type_error(format!(
+                    "fetch: redirect must be \"follow\", \"manual\" or \"error\", not \"{other}\""
+                )));
+            }
+        };
+        let first = self.request(url, method, headers, body)?;
+        let client = self.client()?;
         let exchange = async {
             // Waiting for a slot counts against the deadline, like a slow server would.
             let _slot = in_flight
                 .acquire_owned()
                 .await
                 .map_err(|_| Failure::type_error("fetch: the run is ending".to_owned()))?;
-            let mut response = request
-                .send()
-                .await
-                .map_err(|e| Failure::type_error(format!("fetch failed: {}", chain(&e))))?;
-            if let Some(length) = response.content_length()
-                && length > self.body_limit as u64
-            {
-                return Err(self.too_large(Some(length)));
-            }
-            let mut body = Vec::new();
-            while let Some(chunk) = response
-                .chunk()
-                .await
-                .map_err(|e| Failure::type_error(format!("fetch failed reading the body: {}", chain(&e))))?
-            {
-                if body.len() + chunk.len() > self.body_limit {
-                    return Err(self.too_large(None));
+            let mut hop = first;
+            let mut hops = 0;
+            loop {
+                let response = self.send(client, &hop).await?;
+                let Some(next) = redirect_target(&response)? else {
+                    return self.read(response, hops > 0).await;
+                };
+                match mode {
+                    Redirects::Manual => return self.read(response, hops > 0).await,
+                    Redirects::Error => {
+                        return Err(Failure::type_error(format!(
+                            "fetch: {} answered {} with a redirect to {next}, and redirect is \"error\"",
+                            hop.url,
+                            response.status().as_u16()
+                        )));
+                    }
+                    Redirects::Follow if hops == FETCH_REDIRECTS => {
+                        return Err(Failure::type_error(format!(
+                            "fetch: more than {FETCH_REDIRECTS} redirects, the last to {next}"
+                        )));
+                    }
+                    Redirects::Follow => {
+                        hops += 1;
+                        hop = follow(hop, response.status(), next)?;
+                    }
                 }
-                body.extend_from_slice(&chunk);
             }
-            let status = response.status();
-            let final_url = response.url().to_string();
-            Ok(Answer {
-                status: status.as_u16(),
-                status_text: status.canonical_reason().unwrap_or("").to_owned(),
-                redirected: final_url != asked,
-                url: final_url,
-                headers: response
-                    .headers()
-                    .iter()
-                    .map(|(k, v)| {
-                        vec![
-                            k.as_str().to_owned(),
-                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                        ]
-                    })
-                    .collect(),
-                body,
-            })
         };
         tokio::select! {
             answer = tokio::time::timeout(self.timeout, exchange) => answer.unwrap_or_else(|_| Err(Failure {
@@ -139,14 +172,72 @@ impl Fetcher {
         }
     }
 
-    /// The request, or why it may not be made.
-    fn request(
-        &self,
-        url: &str,
-        method: &str,
-        headers: &str,
-        body: Option<Vec<u8>>,
-    ) -> Result<(reqwest::RequestBuilder, String), Failure> {
+    /// Sends one hop after checking its address, and waits for the response head.
+    async fn send(&self, client: &reqwest::Client, hop: &Hop) -> Result<reqwest::Response, Failure> {
+        if !matches!(hop.url.scheme(), "http" | "https") {
+            return Err(Failure::type_error(format!(
+                "fetch: only http: and https: URLs are allowed, not {}:",
+                hop.url.scheme()
+            )));
+        }
+        policy::admit_literal(&self.allow, &hop.url).map_err(|r| Failure::type_error(r.to_string()))?;
+        let mut request = client
+            .request(hop.method.clone(), hop.url.clone())
+            .headers(hop.headers.clone());
+        if let Some(body) = &hop.body {
+            request = request.body(body.clone());
+        }
+        let port = hop.url.port_or_known_default().unwrap_or(0);
+        policy::with_port(port, request.send()).await.map_err(|e| {
+            let refused = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
+                .find_map(|e| e.downcast_ref::<Refused>());
+            match refused {
+                Some(r) => Failure::type_error(r.to_string()),
+                None => Failure::type_error(format!("fetch failed: {}", chain(&e))),
+            }
+        })
+    }
+
+    /// Reads a response's body within the cap.
+    async fn read(&self, mut response: reqwest::Response, redirected: bool) -> Result<Answer, Failure> {
+        if let Some(length) = response.content_length()
+            && length > self.body_limit as u64
+        {
+            return Err(self.too_large(Some(length)));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| Failure::type_error(format!("fetch failed reading the body: {}", chain(&e))))?
+        {
+            if body.len() + chunk.len() > self.body_limit {
+                return Err(self.too_large(None));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let status = response.status();
+        Ok(Answer {
+            status: status.as_u16(),
+            status_text: status.canonical_reason().unwrap_or("").to_owned(),
+            redirected,
+            url: response.url().to_string(),
+            headers: response
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    vec![
+                        k.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    ]
+                })
+                .collect(),
+            body,
+        })
+    }
+
+    /// The first hop, or why it may not be made.
+    fn request(&self, url: &str, method: &str, headers: &str, body: Option<Vec<u8>>) -> Result<Hop, Failure> {
         let parsed =
             reqwest::Url::parse(url).map_err(|e| Failure::type_error(format!("fetch: invalid URL \"{url}\": {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -159,26 +250,29 @@ impl Fetcher {
             .map_err(|_| Failure::type_error(format!("fetch: \"{method}\" is not a valid HTTP method")))?;
         let pairs: Vec<(String, String)> =
             serde_json::from_str(headers).map_err(|e| Failure::type_error(format!("fetch: headers: {e}")))?;
-        let asked = parsed.to_string();
-        let mut request = self.client()?.request(method, parsed);
+        let mut map = reqwest::header::HeaderMap::new();
         for (name, value) in pairs {
             let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| Failure::type_error(format!("fetch: invalid header name \"{name}\"")))?;
             let value = reqwest::header::HeaderValue::from_str(&value)
                 .map_err(|_| Failure::type_error(format!("fetch: invalid value for header \"{name}\"")))?;
-            request = request.header(name, value);
+            map.append(name, value);
         }
-        if let Some(body) = body {
-            if body.len() > self.body_limit {
-                return Err(Failure::type_error(format!(
-                    "fetch: the request body is {} bytes, over the limit of {} bytes",
-                    body.len(),
-                    self.body_limit
-                )));
-            }
-            request = request.body(body);
+        if let Some(body) = &body
+            && body.len() > self.body_limit
+        {
+            return Err(Failure::type_error(format!(
+                "fetch: the request body is {} bytes, over the limit of {} bytes",
+                body.len(),
+                self.body_limit
+            )));
         }
-        Ok((request, asked))
+        Ok(Hop {
+            method,
+            url: parsed,
+            headers: map,
+            body,
+        })
     }
 
     fn too_large(&self, length: Option<u64>) -> Failure {
@@ -205,6 +299,65 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// Where a redirect response points, or `None` when it is not one (a 3xx other than
+/// 301, 302, 303, 307 and 308, or one without `Location`, is an ordinary answer).
+fn redirect_target(response: &reqwest::Response) -> Result<Option<reqwest::Url>, Failure> {
+    use reqwest::StatusCode as S;
+    let status = response.status();
+    if !matches!(
+        status,
+        S::MOVED_PERMANENTLY | S::FOUND | S::SEE_OTHER | S::TEMPORARY_REDIRECT | S::PERMANENT_REDIRECT
+    ) {
+        return Ok(None);
+    }
+    let Some(location) = response.headers().get(reqwest::header::LOCATION) else {
+        return Ok(None);
+    };
+    let location = location
+        .to_str()
+        .map_err(|_| Failure::type_error(format!("fetch: {} sent a Location that is not text", response.url())))?;
+    response.url().join(location).map(Some).map_err(|e| {
+        Failure::type_error(format!(
+            "fetch: {} redirected to an invalid URL \"{location}\": {e}",
+            response.url()
+        ))
+    })
+}
+
+/// The next hop after a redirect, as the fetch standard rewrites it: 303 (and 301/302 of
+/// a POST) become a bodiless GET; credentials are not carried to another origin.
+fn follow(mut hop: Hop, status: reqwest::StatusCode, next: reqwest::Url) -> Result<Hop, Failure> {
+    use reqwest::header;
+    if !matches!(next.scheme(), "http" | "https") {
+        return Err(Failure::type_error(format!(
+            "fetch: {} redirected to {next}; only http: and https: URLs are allowed",
+            hop.url
+        )));
+    }
+    let to_get = (status == reqwest::StatusCode::SEE_OTHER && hop.method != reqwest::Method::HEAD)
+        || (matches!(status.as_u16(), 301 | 302) && hop.method == reqwest::Method::POST);
+    if to_get {
+        hop.method = reqwest::Method::GET;
+        hop.body = None;
+        for name in [
+            header::CONTENT_TYPE,
+            header::CONTENT_LENGTH,
+            header::CONTENT_ENCODING,
+            header::CONTENT_LANGUAGE,
+            header::CONTENT_LOCATION,
+        ] {
+            hop.headers.remove(name);
+        }
+    }
+    if next.origin() != hop.url.origin() {
+        for name in [header::AUTHORIZATION, header::COOKIE, header::PROXY_AUTHORIZATION] {
+            hop.headers.remove(name);
+        }
+    }
+    hop.url = next;
+    Ok(hop)
+}
+
 /// The host object handed to `web.js`: `fetch`, `abort`, `encode`, `decode` and
 /// `bodyLimit`. Requests in flight are registered by id so `abort(id)` can end one; at
 /// most [`FETCH_IN_FLIGHT`] of one run's are on the network at once, the rest wait.
@@ -223,6 +376,7 @@ pub(super) fn host<'js>(ctx: &Ctx<'js>, fetcher: Arc<Fetcher>) -> rquickjs::Resu
                   method: String,
                   headers: String,
                   body: Option<ArrayBuffer<'js>>,
+                  redirect: String,
                   id: u32| {
                 let fetcher = fetcher.clone();
                 let registry = registry.clone();
@@ -234,7 +388,9 @@ pub(super) fn host<'js>(ctx: &Ctx<'js>, fetcher: Arc<Fetcher>) -> rquickjs::Resu
                     .insert(id, cancel.clone());
                 let body = body.map(|b| copy(&b));
                 async move {
-                    let outcome = fetcher.fetch(&url, &method, &headers, body, cancel, slots).await;
+                    let outcome = fetcher
+                        .fetch(&url, &method, &headers, body, &redirect, cancel, slots)
+                        .await;
                     registry.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
                     answer(&ctx, outcome)
                 }

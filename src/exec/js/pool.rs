@@ -25,6 +25,7 @@ use super::bytecode::Scripts;
 use super::engine::{Engine, JsLimits};
 use super::fetch::Fetcher;
 use super::output::Captured;
+use super::policy::FetchAllow;
 use super::program::{self, Program};
 use super::state::{Limit, RunState};
 use crate::error::Error;
@@ -90,11 +91,23 @@ impl Js {
             limits,
             runs: Arc::new(Semaphore::new(limits.concurrent_runs.max(1))),
             heap: Arc::new(Semaphore::new(mib(limits.total_heap_bytes).max(1) as usize)),
-            fetcher: Arc::new(Fetcher::new(limits.fetch_timeout, FETCH_BODY_BYTES)),
+            fetcher: Arc::new(Fetcher::new(
+                limits.fetch_timeout,
+                FETCH_BODY_BYTES,
+                FetchAllow::default(),
+            )),
             scripts: Arc::default(),
             spares: Arc::default(),
             refilling: Arc::default(),
         }
+    }
+
+    /// The same backend with `allow` as the exceptions to `fetch`'s address policy. By
+    /// default (without this call), no internal address is reachable.
+    #[must_use]
+    pub fn with_fetch_allow(mut self, allow: FetchAllow) -> Js {
+        self.fetcher = Arc::new(Fetcher::new(self.limits.fetch_timeout, FETCH_BODY_BYTES, allow));
+        self
     }
 
     /// Runs a tool script: evaluates `code` (named `filename` in stack traces), then

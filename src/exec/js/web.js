@@ -2,9 +2,10 @@
 // APIs the JS-VM seed offers — fetch, Headers, Response, AbortController/AbortSignal,
 // TextEncoder, TextDecoder. The host functions arrive as arguments and stay private to
 // this closure:
-//   host.fetch(url, method, headersJson, body|null, id) → Promise of
+//   host.fetch(url, method, headersJson, body|null, redirect, id) → Promise of
 //     {status, statusText, url, redirected, headers: [[name, value]…], body: ArrayBuffer}
-//     or {error: {name, message}}; the host enforces scheme, size and time limits.
+//     or {error: {name, message}}; the host enforces scheme, size and time limits and
+//     the address policy, and follows redirects itself ("follow", "manual", "error").
 //   host.abort(id) drops the request in flight with that id.
 //   host.encode(string) → ArrayBuffer of its UTF-8 bytes.
 //   host.decode(ArrayBuffer, fatal) → string (U+FFFD for bad bytes unless fatal).
@@ -197,6 +198,10 @@
           throw new TypeError("fetch: the request body is " + body.byteLength + " bytes, over the limit of " + BODY_LIMIT);
         }
       }
+      const redirect = init.redirect === undefined ? "follow" : String(init.redirect);
+      if (redirect !== "follow" && redirect !== "manual" && redirect !== "error") {
+        throw new TypeError("fetch: redirect must be \"follow\", \"manual\" or \"error\", not \"" + redirect + "\"");
+      }
       const signal = init.signal;
       if (signal && signal.aborted) throw signal.reason;
       const id = nextId++;
@@ -208,7 +213,7 @@
         reject(signal.reason);
       };
       if (signal) signal.addEventListener("abort", onAbort);
-      host.fetch(url, method, JSON.stringify([...headers]), body, id).then((r) => {
+      host.fetch(url, method, JSON.stringify([...headers]), body, redirect, id).then((r) => {
         if (signal) signal.removeEventListener("abort", onAbort);
         if (settled) return;
         settled = true;
