@@ -279,3 +279,24 @@ async fn the_startup_debug_output_reports_every_sandbox_layer() {
     let layers = Sandbox::get().layers().to_string();
     assert!(stderr.contains(&format!("sandbox: {layers}")), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_finished_run_does_not_wait_for_a_pipe_an_escaped_child_holds() {
+    // The grandchild leaves the process group (setsid), so the group kill misses it, and
+    // it keeps stdout open; the run must still end when its program does.
+    let code = "import os, sys, time\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    time.sleep(60)\n    os._exit(0)\nprint(pid, flush=True)\n";
+    let started = std::time::Instant::now();
+    let out = process::run(&spec(code, Duration::from_secs(30))).await.unwrap();
+    let took = started.elapsed();
+    let escaped: i32 = out.stdout.text.trim().parse().unwrap_or_else(|_| panic!("{out:?}"));
+    // SAFETY: kill(2) on the pid the child printed; no memory involved.
+    unsafe {
+        libc::kill(escaped, libc::SIGKILL);
+    }
+    assert!(!out.timed_out, "{out:?}");
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert!(
+        took < Duration::from_secs(10),
+        "returned after {took:?}, near the 30 s deadline"
+    );
+}

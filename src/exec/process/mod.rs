@@ -19,6 +19,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::error::Error;
@@ -132,6 +133,31 @@ impl Launched {
 impl Drop for Launched {
     fn drop(&mut self) {
         self.kill_group();
+        // A child may have taken away its own permissions on what it made (a folder it
+        // can no longer list); give them back, or the folder could not be removed when
+        // the server does not run as root.
+        if let Some(folder) = &self.folder {
+            restore_permissions(folder.path());
+        }
+    }
+}
+
+/// Makes every folder under `root` (and `root`) listable and writable by its owner, this
+/// process, walking with an explicit stack so a deep tree cannot exhaust ours.
+fn restore_permissions(root: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            // Symlinks are not followed: file_type() describes the link itself.
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(entry.path());
+            }
+        }
     }
 }
 
@@ -213,17 +239,20 @@ pub async fn run(spec: &Spec) -> Result<Finished, Error> {
     let stderr = launched.child.stderr.take();
     let cap = spec.output_bytes;
     // Readers stop at the deadline plus a grace even if an escaped grandchild keeps a
-    // pipe open, so a run can never outlive its deadline by more than the grace.
-    let read_until = start + spec.timeout + limits::PROCESS_DRAIN_GRACE;
+    // pipe open, so a run can never outlive its deadline by more than the grace; once
+    // the program has ended, only the grace is left, so a finished run never waits for
+    // the deadline on a pipe something it started still holds.
+    let (drain, read_until) = watch::channel(start + spec.timeout + limits::PROCESS_DRAIN_GRACE);
+    let (out_until, err_until) = (read_until.clone(), read_until);
     let read_out = async move {
         match stdout {
-            Some(s) => output::read_capped(s, cap, read_until).await,
+            Some(s) => output::read_capped(s, cap, out_until).await,
             None => Captured::default(),
         }
     };
     let read_err = async move {
         match stderr {
-            Some(s) => output::read_capped(s, cap, read_until).await,
+            Some(s) => output::read_capped(s, cap, err_until).await,
             None => Captured::default(),
         }
     };
@@ -244,6 +273,14 @@ pub async fn run(spec: &Spec) -> Result<Finished, Error> {
         };
         // Reaped: the group id may now be reused, so dropping must not signal it again.
         launched.group = 0;
+        drain.send_if_modified(|until| {
+            let soon = Instant::now() + limits::PROCESS_DRAIN_GRACE;
+            let earlier = soon < *until;
+            if earlier {
+                *until = soon;
+            }
+            earlier
+        });
         ended
     };
     let ((status, timed_out, duration), stdout, stderr) = tokio::join!(wait, read_out, read_err);
@@ -282,5 +319,28 @@ fn checked_child(folder: &Path, name: &str) -> Result<PathBuf, Error> {
         Ok(folder.join(name))
     } else {
         Err(Error::Internal(format!("file name \"{name}\" is not a plain name")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn locked_folders_are_opened_again_for_removal() {
+        let root = tempfile::tempdir().unwrap();
+        let deep = root.path().join("a/b/c");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("f"), "x").unwrap();
+        for dir in ["a/b/c", "a/b", "a"] {
+            std::fs::set_permissions(root.path().join(dir), std::fs::Permissions::from_mode(0o000)).unwrap();
+        }
+        restore_permissions(root.path());
+        for dir in ["", "a", "a/b", "a/b/c"] {
+            let mode = std::fs::metadata(root.path().join(dir)).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{dir}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! counted.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// A stream as captured.
@@ -16,20 +17,32 @@ pub struct Captured {
     pub total_bytes: u64,
 }
 
-/// Reads `stream` to its end or until `deadline`, keeping at most `cap` bytes.
-pub async fn read_capped<R: AsyncRead + Unpin>(mut stream: R, cap: usize, deadline: Instant) -> Captured {
+/// Reads `stream` to its end, or until the time `until` holds — which the caller may
+/// move earlier (when the program has exited, only a short drain is left) — keeping at
+/// most `cap` bytes (plus a few, so a cut can back up to a character boundary) and
+/// counting the rest.
+pub async fn read_capped<R: AsyncRead + Unpin>(
+    mut stream: R,
+    cap: usize,
+    mut until: watch::Receiver<Instant>,
+) -> Captured {
     let mut kept: Vec<u8> = Vec::new();
     let mut total: u64 = 0;
     let mut chunk = vec![0u8; 16 * 1024];
+    let mut movable = true;
     loop {
-        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
-            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
-            Ok(Ok(n)) => {
-                total += n as u64;
-                // Keep one char's worth beyond the cap, to find the boundary.
-                let room = (cap + 4).saturating_sub(kept.len());
-                kept.extend_from_slice(&chunk[..n.min(room)]);
-            }
+        let deadline = *until.borrow_and_update();
+        tokio::select! {
+            read = stream.read(&mut chunk) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    total += n as u64;
+                    let room = (cap + 4).saturating_sub(kept.len());
+                    kept.extend_from_slice(&chunk[..n.min(room)]);
+                }
+            },
+            () = tokio::time::sleep_until(deadline) => break,
+            moved = until.changed(), if movable => movable = moved.is_ok(),
         }
     }
     finish(kept, cap, total)
@@ -81,7 +94,8 @@ mod tests {
     #[tokio::test]
     async fn reading_keeps_the_cap_and_counts_the_rest() {
         let data = vec![b'x'; 100_000];
-        let c = read_capped(&data[..], 1000, Instant::now() + std::time::Duration::from_secs(5)).await;
+        let (_keep, until) = watch::channel(Instant::now() + std::time::Duration::from_secs(5));
+        let c = read_capped(&data[..], 1000, until).await;
         assert_eq!((c.text.len(), c.truncated, c.total_bytes), (1000, true, 100_000));
     }
 }
