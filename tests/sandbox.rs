@@ -300,3 +300,27 @@ async fn a_finished_run_does_not_wait_for_a_pipe_an_escaped_child_holds() {
         "returned after {took:?}, near the 30 s deadline"
     );
 }
+
+#[tokio::test]
+async fn a_child_cannot_read_the_hosts_secrets_in_etc() {
+    let layers = Sandbox::get().layers();
+    if !active(&layers.landlock) {
+        return;
+    }
+    let code = "try:\n    open('/etc/shadow').close()\n    print('read')\nexcept PermissionError:\n    print('refused')\nexcept FileNotFoundError:\n    print('absent')\n";
+    let out = process::run(&spec(code, Duration::from_secs(10))).await.unwrap();
+    let mut control = spec(code, Duration::from_secs(10));
+    control.sandbox = None;
+    let free = process::run(&control).await.unwrap();
+    if free.stdout.text == "absent\n" {
+        return;
+    }
+    // As root the control reads it; as another user it is refused either way.
+    if free.stdout.text == "read\n" {
+        assert_eq!(out.stdout.text, "refused\n", "{out:?}");
+    }
+    // What a runtime needs from /etc is still there.
+    let needs = "import ssl, time\nssl.create_default_context()\nprint(time.tzname[0] != '')\n";
+    let out = process::run(&spec(needs, Duration::from_secs(10))).await.unwrap();
+    assert_eq!(out.stdout.text, "True\n", "{out:?}");
+}

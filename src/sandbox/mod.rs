@@ -111,11 +111,39 @@ pub struct Policy {
     pub rlimits: Rlimits,
 }
 
-/// System folders every sandboxed child may read: libraries, certificates, `/proc` and
-/// devices. Home folders, `/tmp` and `/root` are not among them, so a child cannot read
-/// another run's folder or the operator's files.
+/// System paths every sandboxed child may read: libraries, the dynamic loader's and the
+/// TLS certificates' configuration, time zones, `/proc` and devices. Of `/etc` only what a
+/// runtime reads is granted — not `/etc/shadow`, `/etc/sudoers` or the host's other
+/// secrets, which a child running as root could otherwise read. Home folders, `/tmp` and
+/// `/root` are not among them, so a child cannot read another run's folder or the
+/// operator's files.
 pub const SYSTEM_READ_PATHS: &[&str] = &[
-    "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/dev",
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/bin",
+    "/sbin",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/ssl",
+    "/etc/pki",
+    "/etc/ca-certificates",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/host.conf",
+    "/etc/hosts",
+    "/etc/gai.conf",
+    "/etc/mime.types",
 ];
 
 /// The isolation layers this kernel allows, probed once.
