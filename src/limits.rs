@@ -144,6 +144,11 @@ pub const HISTORY_RUNS: usize = 50;
 /// Characters of JSON kept for one stored input or result; the cut is recorded.
 pub const HISTORY_PAYLOAD_CHARS: usize = 8_000;
 
+/// Longest name, in characters, compared for close matches (asked for or a catalogue
+/// slug): a comparison costs the product of both lengths in time and memory, and a name
+/// this long is no typo of a slug. Search still reaches such names by their words.
+pub const CLOSE_MATCH_MAX_CHARS: usize = 256;
+
 /// How many close matches an unknown-slug error names.
 pub const CLOSE_MATCHES: usize = 3;
 

@@ -9,6 +9,7 @@ mod catalogue_check;
 mod catalogue_tools;
 mod execution_modes;
 mod history;
+mod index_bounds;
 mod inspector;
 mod interop;
 mod js_fetch;

@@ -10,7 +10,7 @@ use super::load::Entry;
 use super::manifest::{Manifest, Runtime};
 use super::{slug, trim};
 use crate::error::Error;
-use crate::limits::{CLOSE_MATCHES, QUERY_MAX_CHARS};
+use crate::limits::CLOSE_MATCHES;
 use crate::search::{self, Budget, Document, Hit, OverBudget, QueryError};
 use crate::validate::{self, Compiled};
 
@@ -257,12 +257,8 @@ impl Snapshot {
 
     /// Slugs that look like `wanted`, best first: slug distance first (typos), then the
     /// search ranker (a vague slug such as `validate-env` still finds `env-validator`).
-    /// A name longer than a search query may be is no typo of anything: it gets none
-    /// (comparing it would cost its length times every slug's).
+    /// Both are bounded: long names are not compared, long queries not run.
     pub fn close_matches(&self, wanted: &str) -> Vec<String> {
-        if wanted.chars().nth(QUERY_MAX_CHARS).is_some() {
-            return Vec::new();
-        }
         let mut found = slug::close_matches(&self.slugs, wanted);
         if found.len() < CLOSE_MATCHES
             && let Ok(hits) = self.index.search(wanted, CLOSE_MATCHES)

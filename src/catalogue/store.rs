@@ -42,6 +42,8 @@ type Building = Shared<BoxFuture<'static, Result<Arc<Snapshot>, Error>>>;
 pub struct Store {
     inner: Inner,
     reported: Reported,
+    /// What one build may spend: time and index entries.
+    budget: (Duration, usize),
 }
 
 #[derive(Debug)]
@@ -94,6 +96,7 @@ impl Store {
                 return Ok(Store {
                     inner: Inner::Http(Box::new(http)),
                     reported: Reported::default(),
+                    budget: (SNAPSHOT_BUILD_TIME, INDEX_ENTRIES),
                 });
             }
         };
@@ -104,6 +107,7 @@ impl Store {
         Ok(Store {
             inner: Inner::Static(Box::new(local)),
             reported: Reported::default(),
+            budget: (SNAPSHOT_BUILD_TIME, INDEX_ENTRIES),
         })
     }
 
@@ -116,9 +120,10 @@ impl Store {
                 let building = local.built.get_or_init(|| {
                     let loaded = lock(&local.read).take();
                     let reported = self.reported.clone();
+                    let budget = self.budget;
                     off_workers(move || {
                         let loaded = loaded.unwrap_or_else(load::embedded);
-                        build(&reported, loaded, Origin::Local).map_err(|reason| {
+                        build(&reported, loaded, Origin::Local, budget).map_err(|reason| {
                             tracing::warn!("the catalogue was not built: {reason}");
                             Error::Internal(format!("the catalogue was not built: {reason}"))
                         })
@@ -188,22 +193,29 @@ impl Store {
                     .as_ref()
                     .filter(|(failed, _)| *failed == hash)
                     .map(|(_, e)| e.clone());
-                let built = match known {
-                    Some(e) => Err(e),
-                    None => {
+                let built = match (known, &held) {
+                    // Said once already, when that list failed: keep serving quietly.
+                    (Some(_), Some(held)) => return Ok(held.clone()),
+                    (Some(e), None) => Err(e),
+                    (None, _) => {
                         let base = http.client.base().to_owned();
                         let reported = self.reported.clone();
+                        let budget = self.budget;
                         let built = off_workers(move || {
                             let values = load::parse_list(&body).map_err(|e| Error::Api {
                                 status: 502,
                                 message: format!("the tool list from {base} is unusable: {e}"),
                             })?;
-                            build(&reported, load::from_values(&base, values, false), Origin::Remote).map_err(
-                                |reason| Error::Api {
-                                    status: 502,
-                                    message: format!("the tool list from {base} was not built: {reason}"),
-                                },
+                            build(
+                                &reported,
+                                load::from_values(&base, values, false),
+                                Origin::Remote,
+                                budget,
                             )
+                            .map_err(|reason| Error::Api {
+                                status: 502,
+                                message: format!("the tool list from {base} was not built: {reason}"),
+                            })
                         })
                         .await;
                         // With a snapshot held, the fall-back below says why.
@@ -238,10 +250,15 @@ fn off_workers(work: impl FnOnce() -> Result<Arc<Snapshot>, Error> + Send + 'sta
         .shared()
 }
 
-/// Builds a snapshot within the budget of `limits.rs` and reports each problem on stderr
-/// the first time this process sees it, not once per refresh. Over budget, says why.
-fn build(reported: &Mutex<HashSet<String>>, loaded: Loaded, origin: Origin) -> Result<Arc<Snapshot>, String> {
-    let budget = Budget::new(SNAPSHOT_BUILD_TIME, INDEX_ENTRIES);
+/// Builds a snapshot within `(time, entries)` and reports each problem on stderr the
+/// first time this process sees it, not once per refresh. Over budget, says why.
+fn build(
+    reported: &Mutex<HashSet<String>>,
+    loaded: Loaded,
+    origin: Origin,
+    (time, entries): (Duration, usize),
+) -> Result<Arc<Snapshot>, String> {
+    let budget = Budget::new(time, entries);
     let (snapshot, problems) = Snapshot::within(loaded.entries, origin, &budget).map_err(|e| e.to_string())?;
     let mut reported = lock(reported);
     for problem in loaded
@@ -260,4 +277,69 @@ fn build(reported: &Mutex<HashSet<String>>, loaded: Loaded, origin: Origin) -> R
 /// kept behind these locks is replaced whole, so it is never half-written.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn tool(slug: &str, words: usize) -> Value {
+        let description: Vec<String> = (0..words).map(|i| format!("{slug}word{}", "x".repeat(i % 7))).collect();
+        json!({"slug": slug, "description": description.join(" ")})
+    }
+
+    #[tokio::test]
+    async fn a_list_over_budget_keeps_the_last_good_snapshot_until_a_good_one_comes() {
+        let list = Arc::new(Mutex::new(json!({"tools": [tool("alpha", 3)]})));
+        let served = list.clone();
+        let app = axum::Router::new().route(
+            "/api/tools",
+            axum::routing::get(move || {
+                let body = lock(&served).clone();
+                async move { axum::Json(body) }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/api", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = ApiClient::new(&base, None, Duration::from_secs(30)).unwrap();
+        let mut store = Store::open(&SourceSpec::Http(base), Some(client), Duration::ZERO).unwrap();
+        store.budget = (Duration::from_secs(60), 500);
+        let slugs = |s: &Snapshot| s.tools().iter().map(|t| t.slug().to_owned()).collect::<Vec<_>>();
+
+        assert_eq!(slugs(&store.snapshot().await.unwrap()), ["alpha"]);
+        // Forty tools of forty distinct words each: far more than 500 entries.
+        let big: Vec<Value> = (0..40).map(|i| tool(&format!("t{i}"), 40)).collect();
+        *lock(&list) = json!({ "tools": big });
+        assert_eq!(
+            slugs(&store.snapshot().await.unwrap()),
+            ["alpha"],
+            "the last good snapshot"
+        );
+        let Inner::Http(http) = &store.inner else {
+            unreachable!()
+        };
+        let failed = lock(&http.failed).clone();
+        assert!(
+            failed.is_some_and(|(_, e)| e.to_string().contains("more than 500 entries")),
+            "the reason is kept"
+        );
+        assert_eq!(slugs(&store.snapshot().await.unwrap()), ["alpha"], "not built again");
+        *lock(&list) = json!({"tools": [tool("alpha", 3), tool("beta", 3)]});
+        assert_eq!(slugs(&store.snapshot().await.unwrap()), ["alpha", "beta"], "recovered");
+        assert!(lock(&http.failed).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_first_build_over_budget_is_an_error_that_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalogue.json");
+        let big: Vec<Value> = (0..40).map(|i| tool(&format!("t{i}"), 40)).collect();
+        std::fs::write(&path, json!({ "tools": big }).to_string()).unwrap();
+        let mut store = Store::open(&SourceSpec::File(path), None, Duration::ZERO).unwrap();
+        store.budget = (Duration::from_secs(60), 500);
+        let err = store.snapshot().await.unwrap_err();
+        assert!(err.to_string().contains("more than 500 entries"), "{err}");
+    }
 }

@@ -183,8 +183,8 @@ pub enum QueryError {
     },
 }
 
-/// The index of one snapshot.
-#[derive(Debug)]
+/// The index of one snapshot (by default, of nothing).
+#[derive(Debug, Default)]
 pub struct Index {
     analyzer: Analyzer,
     tuning: Tuning,
@@ -213,26 +213,8 @@ impl Index {
     /// Builds the index of `docs`, with no budget: for the operator's own tools
     /// (benchmarks, `catalogue eval`).
     pub fn with_tuning(docs: &[Document], tuning: Tuning) -> Index {
-        match Index::within(docs, tuning, &Budget::unlimited()) {
-            Ok(index) => index,
-            // An unlimited budget cannot run out; an empty index is the safe answer anyway.
-            Err(_) => Index::empty(),
-        }
-    }
-
-    /// An index of nothing.
-    fn empty() -> Index {
-        Index {
-            analyzer: Analyzer::default(),
-            tuning: Tuning::default(),
-            slugs: Vec::new(),
-            slug_rank: Vec::new(),
-            terms: Vec::new(),
-            surface: Vec::new(),
-            postings: Vec::new(),
-            idf: Vec::new(),
-            typos: Typos::default(),
-        }
+        // An unlimited budget cannot run out; an empty index is the safe answer anyway.
+        Index::within(docs, tuning, &Budget::unlimited()).unwrap_or_default()
     }
 
     /// Builds the index of `docs` within `budget`: every posting and typo-map key is
