@@ -130,8 +130,8 @@ pub const SNAPSHOT_BUILD_TIME: Duration = Duration::from_secs(30);
 
 /// Entries one snapshot's search index may hold: postings (one per term per tool) plus
 /// typo-map keys, each 12–100 bytes, so about 1 GB at worst. The 100,000-tool benchmark
-/// catalogue needs about a fifth of it. A build that would pass it is abandoned like one
-/// over time.
+/// catalogue needs 2.4 million, a seventh of it. A build that would pass it is abandoned
+/// like one over time.
 pub const INDEX_ENTRIES: usize = 16_000_000;
 
 /// Most runs in one batch: anonymous API execution allows 30 runs a minute, and one turn
