@@ -105,6 +105,59 @@ pub const SEARCH_LIMIT_DEFAULT: usize = 10;
 /// The limits a meta-tool search accepts: enough to choose from, not a catalogue dump.
 pub const SEARCH_LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=50;
 
+/// Longest search query, in characters. A query says in words what a tool should do;
+/// the longest in the eval sets is under 100 characters. A longer one is refused with
+/// `BAD_REQUEST` naming this limit, before any work, by the index itself, so every caller
+/// (the meta-tool's search, the prompts, close-match advice) is covered.
+pub const QUERY_MAX_CHARS: usize = 1_000;
+
+/// Longest word, in characters, that the typo index holds and that a query corrects for
+/// typos. The typo index keeps each word with every one of its characters deleted, so its
+/// size grows with the square of a word's length: one 60,000-letter word held 3.3 GB.
+/// English words and joined identifiers stay under this; a longer word is still found
+/// exactly and by prefix.
+pub const TYPO_WORD_MAX_CHARS: usize = 32;
+
+/// Longest tool name (title) kept when a catalogue is loaded, in characters; the rest is
+/// cut, with a stderr note naming the tool.
+pub const MANIFEST_NAME_CHARS: usize = 200;
+
+/// Longest tool description kept when a catalogue is loaded, in characters (the embedded
+/// catalogue's longest is under 800); the rest is cut, with a stderr note naming the tool.
+/// Bounds what search indexes and what `tools/list` and resources carry per tool.
+pub const MANIFEST_DESCRIPTION_CHARS: usize = 8_192;
+
+/// Longest category kept when a catalogue is loaded, in characters.
+pub const MANIFEST_CATEGORY_CHARS: usize = 100;
+
+/// Most tags kept per tool when a catalogue is loaded; later ones are dropped.
+pub const MANIFEST_TAGS: usize = 32;
+
+/// Longest tag kept when a catalogue is loaded, in characters.
+pub const MANIFEST_TAG_CHARS: usize = 100;
+
+/// Most parameters of one tool the search index reads (in schema order). The input schema
+/// itself is never cut: validation needs it whole.
+pub const INDEXED_PARAMS: usize = 100;
+
+/// Characters of a parameter's name the search index reads.
+pub const INDEXED_PARAM_NAME_CHARS: usize = 100;
+
+/// Characters of a parameter's description the search index reads.
+pub const INDEXED_PARAM_DOC_CHARS: usize = 1_000;
+
+/// Time one catalogue snapshot build (validators and search index) may take. Checked
+/// between tools and between indexed documents, which the caps above keep small; a build
+/// over it is abandoned, the last good snapshot stays in service and stderr says why. The
+/// 100,000-tool benchmark catalogue builds in about a second.
+pub const SNAPSHOT_BUILD_TIME: Duration = Duration::from_secs(30);
+
+/// Entries one snapshot's search index may hold: postings (one per term per tool) plus
+/// typo-map keys, each 12–100 bytes, so about 1 GB at worst. The 100,000-tool benchmark
+/// catalogue needs 2.4 million, a seventh of it. A build that would pass it is abandoned
+/// like one over time.
+pub const INDEX_ENTRIES: usize = 16_000_000;
+
 /// Most runs in one batch: anonymous API execution allows 30 runs a minute, and one turn
 /// should not spend the budget the next calls need.
 pub const BATCH_MAX: usize = 10;
@@ -114,6 +167,11 @@ pub const HISTORY_RUNS: usize = 50;
 
 /// Characters of JSON kept for one stored input or result; the cut is recorded.
 pub const HISTORY_PAYLOAD_CHARS: usize = 8_000;
+
+/// Longest name, in characters, compared for close matches (asked for or a catalogue
+/// slug): a comparison costs the product of both lengths in time and memory, and a name
+/// this long is no typo of a slug. Search still reaches such names by their words.
+pub const CLOSE_MATCH_MAX_CHARS: usize = 256;
 
 /// How many close matches an unknown-slug error names.
 pub const CLOSE_MATCHES: usize = 3;

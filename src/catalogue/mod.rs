@@ -8,6 +8,7 @@ pub mod slug;
 pub mod snapshot;
 pub mod source;
 pub mod store;
+mod trim;
 
 pub use manifest::{Manifest, Runtime};
 pub use snapshot::{Origin, Problem, Snapshot, Tool};

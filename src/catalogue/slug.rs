@@ -4,7 +4,7 @@
 //! error with suggestions (`env-validatr` suggests `env-validator` and runs nothing).
 
 use crate::error::Error;
-use crate::limits::{CLOSE_MATCHES, SLUG_MAX_LEN};
+use crate::limits::{CLOSE_MATCH_MAX_CHARS, CLOSE_MATCHES, SLUG_MAX_LEN};
 
 /// Returns true if and only if `slug` fits MCP's tool-name grammar `[A-Za-z0-9_-]{1,64}`,
 /// so a strict host will accept it in `tools/list`.
@@ -50,12 +50,18 @@ pub fn resolve<S: AsRef<str>>(slugs: &[S], wanted: &str) -> Result<usize, Error>
 ///
 /// The score is the better of normalised Damerau-Levenshtein similarity (typos) and
 /// Jaro-Winkler (shared beginnings); 0.7 is the floor under which suggestions were noise
-/// on the seed catalogue.
+/// on the seed catalogue. Names longer than [`CLOSE_MATCH_MAX_CHARS`], asked for or in
+/// the catalogue, are not compared: each comparison costs the product of both lengths.
 pub fn close_matches<S: AsRef<str>>(slugs: &[S], wanted: &str) -> Vec<String> {
     const FLOOR: f64 = 0.7;
+    let is_short = |s: &str| s.chars().nth(CLOSE_MATCH_MAX_CHARS).is_none();
+    if !is_short(wanted) {
+        return Vec::new();
+    }
     let wanted_lower = wanted.to_ascii_lowercase();
     let mut scored: Vec<(f64, &str)> = slugs
         .iter()
+        .filter(|s| is_short(s.as_ref()))
         .map(|s| {
             let s = s.as_ref();
             let lower = s.to_ascii_lowercase();
@@ -126,5 +132,14 @@ mod tests {
             panic!("expected ambiguous");
         };
         assert_eq!(candidates, vec!["json-formatter", "jwt-decoder"]);
+    }
+
+    #[test]
+    fn long_names_are_not_compared() {
+        let long_slug = format!("env-validator{}", "x".repeat(CLOSE_MATCH_MAX_CHARS));
+        let slugs = ["env-validator", long_slug.as_str()];
+        assert_eq!(close_matches(&slugs, "env-validatr"), vec!["env-validator"]);
+        let long_wanted = format!("env-validatr{}", "x".repeat(CLOSE_MATCH_MAX_CHARS));
+        assert!(close_matches(&slugs, &long_wanted).is_empty());
     }
 }

@@ -1,15 +1,17 @@
 //! One immutable view of a catalogue: its tools sorted by slug, each with its compiled
 //! validator. A refresh builds a whole new snapshot and swaps it in; nothing mutates one.
+//! A build cuts each manifest's text to its caps (`trim.rs`) and runs within a
+//! [`Budget`]; one over it is abandoned whole.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::load::Entry;
 use super::manifest::{Manifest, Runtime};
-use super::slug;
+use super::{slug, trim};
 use crate::error::Error;
 use crate::limits::CLOSE_MATCHES;
-use crate::search::{self, Document, Hit, QueryError};
+use crate::search::{self, Budget, Document, Hit, OverBudget, QueryError};
 use crate::validate::{self, Compiled};
 
 /// One tool, ready to validate and run.
@@ -79,19 +81,29 @@ pub enum Problem {
         /// The tool.
         slug: String,
     },
+    /// Some of its text is over the caps of `limits.rs`: served, cut to them.
+    Trimmed {
+        /// The tool.
+        slug: String,
+        /// What was cut, one phrase each.
+        cuts: Vec<String>,
+    },
 }
 
 impl Problem {
     /// Returns true if and only if a tool of the source is not served at all (a set-aside
     /// tool, or the second of two with one slug); a withheld tool is still served.
     pub fn is_unserved(&self) -> bool {
-        !matches!(self, Problem::Withheld { .. })
+        !matches!(self, Problem::Withheld { .. } | Problem::Trimmed { .. })
     }
 
     /// The slug it is about.
     pub fn slug(&self) -> &str {
         match self {
-            Problem::Duplicate { slug } | Problem::SetAside { slug, .. } | Problem::Withheld { slug } => slug,
+            Problem::Duplicate { slug }
+            | Problem::SetAside { slug, .. }
+            | Problem::Withheld { slug }
+            | Problem::Trimmed { slug, .. } => slug,
         }
     }
 }
@@ -105,6 +117,9 @@ impl std::fmt::Display for Problem {
                 f,
                 "tool \"{slug}\" is withheld from tools/list: its slug does not match [A-Za-z0-9_-]{{1,64}}; it stays reachable through the meta-tool"
             ),
+            Problem::Trimmed { slug, cuts } => {
+                write!(f, "tool \"{slug}\" is served with its text cut: {}", cuts.join("; "))
+            }
         }
     }
 }
@@ -121,12 +136,37 @@ pub struct Snapshot {
 impl Snapshot {
     /// Builds a snapshot. Returns it with one [`Problem`] per tool that was set aside,
     /// dropped as a duplicate or withheld from `tools/list`, for the caller to report
-    /// (once per process) or, in `catalogue check`, to fail on.
+    /// (once per process) or, in `catalogue check`, to fail on. No budget: for the
+    /// operator's own commands (`catalogue check`, `catalogue eval`); a server builds
+    /// [`Snapshot::within`] its budget.
     pub fn build(entries: Vec<Entry>, origin: Origin) -> (Snapshot, Vec<Problem>) {
+        match Snapshot::within(entries, origin, &Budget::unlimited()) {
+            Ok(built) => built,
+            // An unlimited budget cannot run out; an empty snapshot is the safe answer anyway.
+            Err(_) => (
+                Snapshot {
+                    tools: Vec::new(),
+                    slugs: Vec::new(),
+                    origin,
+                    index: search::Index::build(&[]),
+                },
+                Vec::new(),
+            ),
+        }
+    }
+
+    /// Builds a snapshot as [`Snapshot::build`] does, within `budget`: time is checked
+    /// between tools, and the search index charges its entries to it.
+    pub fn within(
+        entries: Vec<Entry>,
+        origin: Origin,
+        budget: &Budget,
+    ) -> Result<(Snapshot, Vec<Problem>), OverBudget> {
         let mut problems = Vec::new();
         let mut seen = HashSet::new();
         let mut tools = Vec::with_capacity(entries.len());
-        for entry in entries {
+        for mut entry in entries {
+            budget.check_time()?;
             let slug = entry.manifest.slug.clone();
             if !seen.insert(slug.clone()) {
                 problems.push(Problem::Duplicate { slug });
@@ -143,6 +183,13 @@ impl Snapshot {
             if !is_advertisable {
                 problems.push(Problem::Withheld { slug: slug.clone() });
             }
+            let cuts = trim::trim(&mut entry.manifest);
+            if !cuts.is_empty() {
+                problems.push(Problem::Trimmed {
+                    slug: slug.clone(),
+                    cuts,
+                });
+            }
             tools.push(Arc::new(Tool {
                 manifest: entry.manifest,
                 code: entry.code,
@@ -152,9 +199,9 @@ impl Snapshot {
         }
         tools.sort_by(|a, b| a.slug().cmp(b.slug()));
         let slugs = tools.iter().map(|t| t.slug().to_owned()).collect();
-        let docs: Vec<Document> = tools.iter().map(|t| document(&t.manifest)).collect();
-        let index = search::Index::build(&docs);
-        (
+        let docs: Vec<Document> = tools.iter().map(|t| trim::document(&t.manifest)).collect();
+        let index = search::Index::within(&docs, search::Tuning::default(), budget)?;
+        Ok((
             Snapshot {
                 tools,
                 slugs,
@@ -162,7 +209,7 @@ impl Snapshot {
                 index,
             },
             problems,
-        )
+        ))
     }
 
     /// Every tool, sorted by slug.
@@ -210,6 +257,7 @@ impl Snapshot {
 
     /// Slugs that look like `wanted`, best first: slug distance first (typos), then the
     /// search ranker (a vague slug such as `validate-env` still finds `env-validator`).
+    /// Both are bounded: long names are not compared, long queries not run.
     pub fn close_matches(&self, wanted: &str) -> Vec<String> {
         let mut found = slug::close_matches(&self.slugs, wanted);
         if found.len() < CLOSE_MATCHES
@@ -235,33 +283,6 @@ impl Snapshot {
             .into_iter()
             .map(|h| (&self.tools[h.doc], h))
             .collect())
-    }
-}
-
-/// What the search index sees of a manifest: its text fields and its top-level
-/// parameters' names and descriptions.
-fn document(m: &Manifest) -> Document {
-    let params = m
-        .input_schema
-        .get("properties")
-        .and_then(|p| p.as_object())
-        .map(|props| {
-            props
-                .iter()
-                .map(|(name, schema)| {
-                    let doc = schema.get("description").and_then(|d| d.as_str()).unwrap_or_default();
-                    (name.clone(), doc.to_owned())
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Document {
-        slug: m.slug.clone(),
-        name: m.name.clone(),
-        description: m.description.clone(),
-        category: m.category.clone(),
-        tags: m.tags.clone(),
-        params,
     }
 }
 

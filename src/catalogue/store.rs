@@ -8,11 +8,19 @@
 //! a 304 re-arms the snapshot held, and a failed refresh keeps serving the last good
 //! snapshot. With no good snapshot yet, each request gets the fetch error
 //! (`API_UNREACHABLE`, retryable), so the server keeps running and explains itself.
+//!
+//! Every build (parsing a fetched list included) runs on a blocking thread, never on the
+//! async workers, within [`SNAPSHOT_BUILD_TIME`] and [`INDEX_ENTRIES`]. A build over
+//! budget fails like a fetch: the last good snapshot stays in service and stderr says
+//! why; the same list is not built again until the API serves another one.
 
 use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
 use moka::future::Cache;
 
 use super::SourceSpec;
@@ -20,12 +28,22 @@ use super::load::{self, Loaded};
 use super::snapshot::{Origin, Snapshot};
 use crate::api::{ApiClient, ListAnswer};
 use crate::error::Error;
+use crate::limits::{INDEX_ENTRIES, SNAPSHOT_BUILD_TIME};
+use crate::search::Budget;
+
+/// Problems already reported on stderr, shared with the build threads.
+type Reported = Arc<Mutex<HashSet<String>>>;
+
+/// A build running (or done) on a blocking thread, awaited by any number of requests.
+type Building = Shared<BoxFuture<'static, Result<Arc<Snapshot>, Error>>>;
 
 /// The catalogue of one server.
 #[derive(Debug)]
 pub struct Store {
     inner: Inner,
-    reported: Mutex<HashSet<String>>,
+    reported: Reported,
+    /// What one build may spend: time and index entries.
+    budget: (Duration, usize),
 }
 
 #[derive(Debug)]
@@ -41,7 +59,9 @@ struct Local {
     /// cannot be missing, so even reading it waits), else what was read at open. Taken
     /// by the build.
     read: Mutex<Option<Loaded>>,
-    built: tokio::sync::OnceCell<Arc<Snapshot>>,
+    /// The one build, started by the first request. It runs to its end on its own
+    /// thread even when every request waiting for it is dropped, and keeps its outcome.
+    built: std::sync::OnceLock<Building>,
 }
 
 #[derive(Debug)]
@@ -50,6 +70,9 @@ struct Http {
     /// `None` when the lifetime is zero: every request fetches.
     cache: Option<Cache<(), Arc<Snapshot>>>,
     last_good: Mutex<Option<(Arc<Snapshot>, Option<String>)>>,
+    /// The last list that could not be built (a hash of its body) and why, so a list
+    /// over budget costs one build, not one per refresh.
+    failed: Mutex<Option<(u64, Error)>>,
 }
 
 impl Store {
@@ -68,43 +91,46 @@ impl Store {
                     client,
                     cache,
                     last_good: Mutex::new(None),
+                    failed: Mutex::new(None),
                 };
                 return Ok(Store {
                     inner: Inner::Http(Box::new(http)),
-                    reported: Mutex::default(),
+                    reported: Reported::default(),
+                    budget: (SNAPSHOT_BUILD_TIME, INDEX_ENTRIES),
                 });
             }
         };
         let local = Local {
             read: Mutex::new(loaded),
-            built: tokio::sync::OnceCell::new(),
+            built: std::sync::OnceLock::new(),
         };
         Ok(Store {
             inner: Inner::Static(Box::new(local)),
-            reported: Mutex::default(),
+            reported: Reported::default(),
+            budget: (SNAPSHOT_BUILD_TIME, INDEX_ENTRIES),
         })
     }
 
     /// The current snapshot, refreshing it first when it has expired.
     pub async fn snapshot(&self) -> Result<Arc<Snapshot>, Error> {
         match &self.inner {
-            // The build has no await point, so a caller dropping this future cannot leave
-            // the source taken and the cell empty. A large catalogue takes a second to
-            // build: on a multi-thread runtime the worker hands its other tasks on first.
-            Inner::Static(local) => Ok(local
-                .built
-                .get_or_init(async || {
-                    let build = || {
-                        let loaded = lock(&local.read).take().unwrap_or_else(load::embedded);
-                        build(&self.reported, loaded, Origin::Local)
-                    };
-                    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
-                        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(build),
-                        _ => build(),
-                    }
-                })
-                .await
-                .clone()),
+            // The build runs on a blocking thread; the shared future holds its outcome, so
+            // a caller dropped while it runs neither loses the source nor the snapshot.
+            Inner::Static(local) => {
+                let building = local.built.get_or_init(|| {
+                    let loaded = lock(&local.read).take();
+                    let reported = self.reported.clone();
+                    let budget = self.budget;
+                    off_workers(move || {
+                        let loaded = loaded.unwrap_or_else(load::embedded);
+                        build(&reported, loaded, Origin::Local, budget).map_err(|reason| {
+                            tracing::warn!("the catalogue was not built: {reason}");
+                            Error::Internal(format!("the catalogue was not built: {reason}"))
+                        })
+                    })
+                });
+                building.clone().await
+            }
             Inner::Http(http) => match &http.cache {
                 Some(cache) => cache
                     .try_get_with((), self.refresh(http))
@@ -157,21 +183,51 @@ impl Store {
                     message: "304 Not Modified without a cached list".into(),
                 }),
             },
-            Ok(ListAnswer::Fresh { body, etag }) => match load::parse_list(&body) {
-                Ok(values) => {
-                    let snapshot = build(
-                        &self.reported,
-                        load::from_values(http.client.base(), values, false),
-                        Origin::Remote,
-                    );
-                    *lock(&http.last_good) = Some((snapshot.clone(), etag));
-                    Ok(snapshot)
-                }
-                Err(e) => Err(Error::Api {
-                    status: 502,
-                    message: format!("the tool list from {} is unusable: {e}", http.client.base()),
-                }),
-            },
+            Ok(ListAnswer::Fresh { body, etag }) => {
+                let hash = {
+                    let mut h = std::hash::DefaultHasher::new();
+                    body.hash(&mut h);
+                    h.finish()
+                };
+                let known = lock(&http.failed)
+                    .as_ref()
+                    .filter(|(failed, _)| *failed == hash)
+                    .map(|(_, e)| e.clone());
+                let built = match (known, &held) {
+                    // Said once already, when that list failed: keep serving quietly.
+                    (Some(_), Some(held)) => return Ok(held.clone()),
+                    (Some(e), None) => Err(e),
+                    (None, _) => {
+                        let base = http.client.base().to_owned();
+                        let reported = self.reported.clone();
+                        let budget = self.budget;
+                        let built = off_workers(move || {
+                            let values = load::parse_list(&body).map_err(|e| Error::Api {
+                                status: 502,
+                                message: format!("the tool list from {base} is unusable: {e}"),
+                            })?;
+                            build(
+                                &reported,
+                                load::from_values(&base, values, false),
+                                Origin::Remote,
+                                budget,
+                            )
+                            .map_err(|reason| Error::Api {
+                                status: 502,
+                                message: format!("the tool list from {base} was not built: {reason}"),
+                            })
+                        })
+                        .await;
+                        // With a snapshot held, the fall-back below says why.
+                        if let (Err(e), None) = (&built, &held) {
+                            tracing::warn!("{e}");
+                        }
+                        *lock(&http.failed) = built.as_ref().err().map(|e| (hash, e.clone()));
+                        built
+                    }
+                };
+                built.inspect(|snapshot| *lock(&http.last_good) = Some((snapshot.clone(), etag)))
+            }
             Err(e) => Err(e),
         };
         match (outcome, held) {
@@ -185,10 +241,25 @@ impl Store {
     }
 }
 
-/// Builds a snapshot and reports each problem on stderr the first time this process
-/// sees it, not once per refresh.
-fn build(reported: &Mutex<HashSet<String>>, loaded: Loaded, origin: Origin) -> Arc<Snapshot> {
-    let (snapshot, problems) = Snapshot::build(loaded.entries, origin);
+/// Runs `work` on a blocking thread, away from the async workers, as a future any number
+/// of requests can await; a panic in it is an internal error, not a crash.
+fn off_workers(work: impl FnOnce() -> Result<Arc<Snapshot>, Error> + Send + 'static) -> Building {
+    tokio::task::spawn_blocking(work)
+        .map(|joined| joined.unwrap_or_else(|e| Err(Error::Internal(format!("the catalogue build failed: {e}")))))
+        .boxed()
+        .shared()
+}
+
+/// Builds a snapshot within `(time, entries)` and reports each problem on stderr the
+/// first time this process sees it, not once per refresh. Over budget, says why.
+fn build(
+    reported: &Mutex<HashSet<String>>,
+    loaded: Loaded,
+    origin: Origin,
+    (time, entries): (Duration, usize),
+) -> Result<Arc<Snapshot>, String> {
+    let budget = Budget::new(time, entries);
+    let (snapshot, problems) = Snapshot::within(loaded.entries, origin, &budget).map_err(|e| e.to_string())?;
     let mut reported = lock(reported);
     for problem in loaded
         .problems
@@ -199,11 +270,76 @@ fn build(reported: &Mutex<HashSet<String>>, loaded: Loaded, origin: Origin) -> A
             tracing::warn!("{problem}");
         }
     }
-    Arc::new(snapshot)
+    Ok(Arc::new(snapshot))
 }
 
 /// Locks a mutex, recovering the data if a panicking thread poisoned it: every value
 /// kept behind these locks is replaced whole, so it is never half-written.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn tool(slug: &str, words: usize) -> Value {
+        let description: Vec<String> = (0..words).map(|i| format!("{slug}word{}", "x".repeat(i % 7))).collect();
+        json!({"slug": slug, "description": description.join(" ")})
+    }
+
+    #[tokio::test]
+    async fn a_list_over_budget_keeps_the_last_good_snapshot_until_a_good_one_comes() {
+        let list = Arc::new(Mutex::new(json!({"tools": [tool("alpha", 3)]})));
+        let served = list.clone();
+        let app = axum::Router::new().route(
+            "/api/tools",
+            axum::routing::get(move || {
+                let body = lock(&served).clone();
+                async move { axum::Json(body) }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/api", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = ApiClient::new(&base, None, Duration::from_secs(30)).unwrap();
+        let mut store = Store::open(&SourceSpec::Http(base), Some(client), Duration::ZERO).unwrap();
+        store.budget = (Duration::from_secs(60), 500);
+        let slugs = |s: &Snapshot| s.tools().iter().map(|t| t.slug().to_owned()).collect::<Vec<_>>();
+
+        assert_eq!(slugs(&store.snapshot().await.unwrap()), ["alpha"]);
+        // Forty tools of forty distinct words each: far more than 500 entries.
+        let big: Vec<Value> = (0..40).map(|i| tool(&format!("t{i}"), 40)).collect();
+        *lock(&list) = json!({ "tools": big });
+        assert_eq!(
+            slugs(&store.snapshot().await.unwrap()),
+            ["alpha"],
+            "the last good snapshot"
+        );
+        let Inner::Http(http) = &store.inner else {
+            unreachable!()
+        };
+        let failed = lock(&http.failed).clone();
+        assert!(
+            failed.is_some_and(|(_, e)| e.to_string().contains("more than 500 entries")),
+            "the reason is kept"
+        );
+        assert_eq!(slugs(&store.snapshot().await.unwrap()), ["alpha"], "not built again");
+        *lock(&list) = json!({"tools": [tool("alpha", 3), tool("beta", 3)]});
+        assert_eq!(slugs(&store.snapshot().await.unwrap()), ["alpha", "beta"], "recovered");
+        assert!(lock(&http.failed).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_first_build_over_budget_is_an_error_that_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalogue.json");
+        let big: Vec<Value> = (0..40).map(|i| tool(&format!("t{i}"), 40)).collect();
+        std::fs::write(&path, json!({ "tools": big }).to_string()).unwrap();
+        let mut store = Store::open(&SourceSpec::File(path), None, Duration::ZERO).unwrap();
+        store.budget = (Duration::from_secs(60), 500);
+        let err = store.snapshot().await.unwrap_err();
+        assert!(err.to_string().contains("more than 500 entries"), "{err}");
+    }
 }

@@ -153,7 +153,7 @@ async fn unserved(config: &Config) -> Result<Vec<String>, String> {
         Problem::SetAside { slug, reason } => Some(format!(
             "{slug}: not served: its input schema does not compile: {reason}"
         )),
-        Problem::Withheld { .. } => None,
+        Problem::Withheld { .. } | Problem::Trimmed { .. } => None,
     }));
     Ok(unserved)
 }

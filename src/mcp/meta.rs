@@ -113,6 +113,9 @@ fn search(snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Erro
             QueryError::OnlyStopWords => {
                 format!("the query \"{query}\" has only words too common to search by; name the task or the data, e.g. \"validate env file\"")
             }
+            QueryError::TooLong { max } => {
+                format!("the query is longer than {max} characters, the limit: say in a few words what the tool should do")
+            }
         })
     })?;
     let mut text = if hits.is_empty() {

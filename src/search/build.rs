@@ -4,6 +4,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::budget::{Budget, OverBudget};
 use super::index::{Document, Field};
 use super::tokenize::{self, Analyzer};
 
@@ -20,7 +21,12 @@ pub(super) struct Builder {
     pub(super) terms: Vec<String>,
     pub(super) surface: Vec<String>,
     pub(super) lists: Vec<Vec<(u32, [u16; 6])>>,
+    /// Postings and words added since the budget was last charged.
+    added: usize,
 }
+
+/// What reading documents yields: the builder and each document's field lengths.
+type Read = (Builder, Vec<[u32; 6]>);
 
 /// Catalogues smaller than this are indexed on one thread; spawning costs more than it
 /// saves below it.
@@ -28,28 +34,30 @@ const PARALLEL_MIN_DOCS: usize = 4096;
 
 impl Builder {
     /// Reads every document, on as many threads as the machine has (up to 8), and merges
-    /// the parts in document order, so the result is the same as a single thread's.
-    pub(super) fn parallel(docs: &[Document]) -> (Builder, Vec<[u32; 6]>) {
+    /// the parts in document order, so the result is the same as a single thread's. Every
+    /// thread charges what it adds to `budget` after each document.
+    pub(super) fn parallel(docs: &[Document], budget: &Budget) -> Result<Read, OverBudget> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
         if threads == 1 || docs.len() < PARALLEL_MIN_DOCS {
-            return Builder::range(docs, 0);
+            return Builder::range(docs, 0, budget);
         }
         let size = docs.len().div_ceil(threads);
-        let parts: Vec<(Builder, Vec<[u32; 6]>)> = std::thread::scope(|scope| {
+        let parts: Vec<Result<Read, OverBudget>> = std::thread::scope(|scope| {
             let handles: Vec<_> = docs
                 .chunks(size)
                 .enumerate()
-                .map(|(i, slice)| (i, slice, scope.spawn(move || Builder::range(slice, i * size))))
+                .map(|(i, slice)| (i, slice, scope.spawn(move || Builder::range(slice, i * size, budget))))
                 .collect();
             handles
                 .into_iter()
                 // A part whose thread failed is read again here: same input, same output.
-                .map(|(i, slice, h)| h.join().unwrap_or_else(|_| Builder::range(slice, i * size)))
+                .map(|(i, slice, h)| h.join().unwrap_or_else(|_| Builder::range(slice, i * size, budget)))
                 .collect()
         });
+        let parts = parts.into_iter().collect::<Result<Vec<Read>, OverBudget>>()?;
         let mut parts = parts.into_iter();
         let Some((mut merged, mut lengths)) = parts.next() else {
-            return Builder::range(docs, 0);
+            return Builder::range(docs, 0, budget);
         };
         for (mut part, part_lengths) in parts {
             let mut global = Vec::with_capacity(part.terms.len());
@@ -75,12 +83,13 @@ impl Builder {
                     .or_insert_with(|| id.map(|local| global[local as usize]));
             }
             lengths.extend(part_lengths);
+            budget.check_time()?;
         }
-        (merged, lengths)
+        Ok((merged, lengths))
     }
 
-    /// Reads `docs`, numbering them from `first`.
-    pub(super) fn range(docs: &[Document], first: usize) -> (Builder, Vec<[u32; 6]>) {
+    /// Reads `docs`, numbering them from `first`, charging `budget` after each one.
+    pub(super) fn range(docs: &[Document], first: usize, budget: &Budget) -> Result<Read, OverBudget> {
         let mut builder = Builder::default();
         let mut lengths = Vec::with_capacity(docs.len());
         for (d, doc) in docs.iter().enumerate() {
@@ -102,8 +111,9 @@ impl Builder {
                 builder.add(d, Field::ParamDocs, text, &mut len);
             }
             lengths.push(len);
+            budget.charge(std::mem::take(&mut builder.added))?;
         }
-        (builder, lengths)
+        Ok((builder, lengths))
     }
 
     fn add(&mut self, doc: u32, field: Field, text: &str, len: &mut [u32; 6]) {
@@ -124,6 +134,7 @@ impl Builder {
                             id
                         }
                     };
+                    self.added += 1;
                     self.words.insert(word.to_owned(), Some(id));
                     Some(id)
                 }
@@ -137,6 +148,7 @@ impl Builder {
                     let mut counts = [0u16; 6];
                     counts[i] = 1;
                     list.push((doc, counts));
+                    self.added += 1;
                 }
             }
         });
@@ -167,8 +179,8 @@ mod tests {
                 )
             })
             .collect();
-        let (one, one_len) = Builder::range(&docs, 0);
-        let (many, many_len) = Builder::parallel(&docs);
+        let (one, one_len) = Builder::range(&docs, 0, &Budget::unlimited()).unwrap();
+        let (many, many_len) = Builder::parallel(&docs, &Budget::unlimited()).unwrap();
         assert_eq!(one_len, many_len);
         let table = |b: &Builder| {
             let mut t: Vec<Row> = (0..b.terms.len())

@@ -6,13 +6,18 @@
 //! prefix/typo expansion that can never outrank an exact match. The index below is a
 //! sorted term dictionary (prefix ranges by binary search), posting lists with the
 //! BM25F-normalised term frequency precomputed at build time, and a deletion
-//! neighbourhood (SymSpell, distance 1) for typo candidates, so a query touches only the
-//! postings of its terms and their expansions.
+//! neighbourhood (SymSpell, distance 1, `typo.rs`) for typo candidates, so a query touches
+//! only the postings of its terms and their expansions.
+//!
+//! Nothing a catalogue or a query holds can make it unbounded work: a build runs under a
+//! [`Budget`] (time, entries), long words are kept out of the typo map, and a query longer
+//! than [`QUERY_MAX_CHARS`] is refused before it is read.
 
-use rustc_hash::FxHashMap as HashMap;
-
+use super::budget::{Budget, OverBudget};
 use super::build::Builder;
 use super::tokenize::{self, Analyzer};
+use super::typo::Typos;
+use crate::limits::QUERY_MAX_CHARS;
 
 /// One tool as the index sees it.
 #[derive(Debug, Clone, Default)]
@@ -171,10 +176,15 @@ pub enum QueryError {
     Empty,
     /// Only stop words ("the", "can you", ...), which carry no meaning.
     OnlyStopWords,
+    /// Longer than [`QUERY_MAX_CHARS`] characters.
+    TooLong {
+        /// The limit, in characters.
+        max: usize,
+    },
 }
 
-/// The index of one snapshot.
-#[derive(Debug)]
+/// The index of one snapshot (by default, of nothing).
+#[derive(Debug, Default)]
 pub struct Index {
     analyzer: Analyzer,
     tuning: Tuning,
@@ -190,10 +200,8 @@ pub struct Index {
     postings: Vec<Vec<Posting>>,
     /// Per term, its idf.
     idf: Vec<f32>,
-    /// Distinct words as written (lowercase), with their term: typo candidates.
-    words: Vec<(String, u32)>,
-    /// A word of `words` with one character deleted (or none) → word ids.
-    deletes: HashMap<String, Vec<u32>>,
+    /// Typo candidates over the distinct words.
+    typos: Typos,
 }
 
 impl Index {
@@ -202,9 +210,17 @@ impl Index {
         Index::with_tuning(docs, Tuning::default())
     }
 
-    /// Builds the index of `docs`.
+    /// Builds the index of `docs`, with no budget: for the operator's own tools
+    /// (benchmarks, `catalogue eval`).
     pub fn with_tuning(docs: &[Document], tuning: Tuning) -> Index {
-        let (mut builder, lengths) = Builder::parallel(docs);
+        // An unlimited budget cannot run out; an empty index is the safe answer anyway.
+        Index::within(docs, tuning, &Budget::unlimited()).unwrap_or_default()
+    }
+
+    /// Builds the index of `docs` within `budget`: every posting and typo-map key is
+    /// charged to it, and the time is checked between documents and between words.
+    pub fn within(docs: &[Document], tuning: Tuning, budget: &Budget) -> Result<Index, OverBudget> {
+        let (mut builder, lengths) = Builder::parallel(docs, budget)?;
         let n = docs.len().max(1) as f32;
         let mut avg = [0f32; 6];
         for len in &lengths {
@@ -250,19 +266,12 @@ impl Index {
             idf.push(bm25_idf(n, list.len() as f32));
             postings.push(list);
         }
-        let mut words: Vec<(String, u32)> = builder
+        budget.check_time()?;
+        let words = builder
             .words
             .into_iter()
-            .filter_map(|(word, id)| id.map(|id| (word, new_id[id as usize])))
-            .filter(|(word, _)| word.chars().count() >= tuning.typo_min_len - 1 && !word.chars().any(char::is_numeric))
-            .collect();
-        words.sort_unstable();
-        let mut deletes: HashMap<String, Vec<u32>> = HashMap::default();
-        for (id, (word, _)) in words.iter().enumerate() {
-            for variant in std::iter::once(word.clone()).chain(deletions(word)) {
-                deletes.entry(variant).or_default().push(id as u32);
-            }
-        }
+            .filter_map(|(word, id)| id.map(|id| (word, new_id[id as usize])));
+        let typos = Typos::build(words, tuning.typo_min_len.saturating_sub(1), budget)?;
         let mut by_slug: Vec<u32> = (0..docs.len() as u32).collect();
         // Snapshots come sorted by slug already; only other callers pay for the sort.
         if !docs.is_sorted_by(|a, b| a.slug <= b.slug) {
@@ -272,7 +281,7 @@ impl Index {
         for (rank, &doc) in by_slug.iter().enumerate() {
             slug_rank[doc as usize] = rank as u32;
         }
-        Index {
+        Ok(Index {
             analyzer: builder.analyzer,
             tuning,
             slug_rank,
@@ -281,9 +290,8 @@ impl Index {
             surface,
             postings,
             idf,
-            words,
-            deletes,
-        }
+            typos,
+        })
     }
 
     /// How many documents are indexed.
@@ -296,8 +304,13 @@ impl Index {
         self.slugs.is_empty()
     }
 
-    /// The best `limit` documents for `query`, best first, ties by slug.
+    /// The best `limit` documents for `query`, best first, ties by slug. A query longer
+    /// than [`QUERY_MAX_CHARS`] characters is refused before it is read.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, QueryError> {
+        // Bytes first: no character count of a huge string when its size already says.
+        if query.len() > QUERY_MAX_CHARS && query.chars().nth(QUERY_MAX_CHARS).is_some() {
+            return Err(QueryError::TooLong { max: QUERY_MAX_CHARS });
+        }
         let words = self.query_words(query)?;
         let n = self.slugs.len();
         let mut total = vec![0f32; n];
@@ -428,19 +441,8 @@ impl Index {
         let len = raw.chars().count();
         if exact.is_none() && len >= t.typo_min_len {
             let max = if len >= t.typo_two_edits_len { 2 } else { 1 };
-            let mut candidates: Vec<u32> = std::iter::once(raw.to_owned())
-                .chain(deletions(raw))
-                .filter_map(|v| self.deletes.get(&v))
-                .flatten()
-                .copied()
-                .collect();
-            candidates.sort_unstable();
-            candidates.dedup();
-            for w in candidates {
-                let (word, term) = &self.words[w as usize];
-                if word != raw && word.chars().count().abs_diff(len) <= max && strsim::osa_distance(raw, word) <= max {
-                    push(&mut out, *term, Kind::Typo);
-                }
+            for term in self.typos.near(raw, max) {
+                push(&mut out, term, Kind::Typo);
             }
         }
         out
@@ -482,16 +484,6 @@ impl Index {
 /// BM25's idf, which stays positive however common the term.
 fn bm25_idf(n: f32, df: f32) -> f32 {
     ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
-}
-
-/// Every string `word` becomes with one character removed.
-fn deletions(word: &str) -> impl Iterator<Item = String> + '_ {
-    word.char_indices().map(move |(i, c)| {
-        let mut s = String::with_capacity(word.len());
-        s.push_str(&word[..i]);
-        s.push_str(&word[i + c.len_utf8()..]);
-        s
-    })
 }
 
 #[cfg(test)]

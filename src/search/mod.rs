@@ -5,11 +5,14 @@
 //! **Invariant:** search never does I/O and knows nothing of the catalogue's types; it
 //! indexes plain [`Document`]s.
 
+mod budget;
 mod build;
 pub mod eval;
 mod index;
 #[cfg(test)]
 mod testutil;
 pub mod tokenize;
+mod typo;
 
+pub use budget::{Budget, OverBudget};
 pub use index::{Document, Field, Hit, Index, QueryError, Tuning};
