@@ -254,6 +254,12 @@ async fn run(cli: Cli) -> Result<(), String> {
                     "some sandbox layers are unavailable on this kernel; NyxilumNode runs without them: {layers}"
                 );
             }
+            // SAFETY: geteuid(2) has no preconditions and cannot fail.
+            if config.runtimes.nyxilum && unsafe { libc::geteuid() } == 0 {
+                tracing::warn!(
+                    "toolgate runs as root: sandboxed NyxilumNode children are root inside their user namespace; landlock still confines what they read and write, but run toolgate as an ordinary user where you can"
+                );
+            }
             let gateway = gateway(&config)?;
             let handler = Handler::new(
                 gateway.clone(),

@@ -324,3 +324,16 @@ async fn a_child_cannot_read_the_hosts_secrets_in_etc() {
     let out = process::run(&spec(needs, Duration::from_secs(10))).await.unwrap();
     assert_eq!(out.stdout.text, "True\n", "{out:?}");
 }
+
+#[tokio::test]
+async fn running_as_root_is_said_once_when_children_will_run() {
+    let gate = crate::util::Gate::start(&[("TOOLGATE_RUNTIMES", "nyxilum")]).await;
+    let stderr = gate.stop().await;
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert_eq!(
+        stderr.matches("toolgate runs as root").count(),
+        usize::from(root),
+        "{stderr}"
+    );
+}
