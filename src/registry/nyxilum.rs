@@ -66,6 +66,16 @@ fn timeout_prop() -> Value {
     })
 }
 
+/// The input of a tool that takes only code and a deadline.
+fn code_input(what: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {"code": code_prop(what), "timeout_ms": timeout_prop()},
+        "required": ["code"],
+        "additionalProperties": false
+    })
+}
+
 /// The answer of a tool that runs one `nx` process (the seed's names).
 fn process_output() -> Value {
     json!({
@@ -125,12 +135,7 @@ fn defs() -> Vec<Def> {
             description: format!(
                 "Parses NyxilumLang code without running it (`nx check`): stdout `OK` and success, or a `Parse Error:` with its line. The code is never executed. {ERRORS_ON_STDOUT}"
             ),
-            input: json!({
-                "type": "object",
-                "properties": {"code": code_prop("The code to parse."), "timeout_ms": timeout_prop()},
-                "required": ["code"],
-                "additionalProperties": false
-            }),
+            input: code_input("The code to parse."),
             output: process_output(),
             read_only: true,
             examples: vec![],
@@ -139,12 +144,7 @@ fn defs() -> Vec<Def> {
             name: LINT,
             title: "Lint NyxilumLang",
             description: "Style report for NyxilumLang code (`nx lint`: line length, empty blocks, unused variables). It always exits 0 and does NOT check syntax; use nyxilum_check for that.".to_owned(),
-            input: json!({
-                "type": "object",
-                "properties": {"code": code_prop("The code to lint."), "timeout_ms": timeout_prop()},
-                "required": ["code"],
-                "additionalProperties": false
-            }),
+            input: code_input("The code to lint."),
             output: process_output(),
             read_only: true,
             examples: vec![],
@@ -153,12 +153,7 @@ fn defs() -> Vec<Def> {
             name: FORMAT,
             title: "Format NyxilumLang",
             description: "Formats NyxilumLang code (`nx format`); the formatted code is stdout. Code that does not parse comes back unchanged.".to_owned(),
-            input: json!({
-                "type": "object",
-                "properties": {"code": code_prop("The code to format."), "timeout_ms": timeout_prop()},
-                "required": ["code"],
-                "additionalProperties": false
-            }),
+            input: code_input("The code to format."),
             output: process_output(),
             read_only: true,
             examples: vec![],
