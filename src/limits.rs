@@ -199,6 +199,10 @@ pub const DOTNET_GC_HEAP_HARD_LIMIT_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 /// whole) and answered with a JSON-RPC error naming this cap.
 pub const STDIO_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// Bytes kept from each end of a line over [`STDIO_LINE_BYTES`] to find the request's
+/// `id` in (clients write it first or last), so the error answers the right call.
+pub const STDIO_ID_SEARCH_BYTES: usize = 4096;
+
 /// How long the server waits once its session is over (stdin closed, SIGTERM or
 /// SIGINT): first for calls in flight to answer before they are cancelled, then for
 /// blocking work (a JavaScript engine stopping) to end before the process exits.
