@@ -41,16 +41,14 @@ pub(super) enum Triage {
     Ignore(String),
 }
 
-/// Sorts one line (without its newline) as the module says.
+/// Sorts one line (without its newline) as the module says. A message rmcp decodes is
+/// parsed once, as rmcp would; only a line it cannot use is parsed again as plain JSON.
 pub(super) fn triage(line: &[u8]) -> Triage {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    let value: Value = match serde_json::from_slice(line) {
-        Ok(v) => v,
-        Err(e) => return Triage::Ignore(format!("not JSON: {e}")),
-    };
-    match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
         Ok(rmcp::model::JsonRpcMessage::Request(request)) => {
             if let rmcp::model::ClientRequest::CustomRequest(custom) = &request.request
+                && let Ok(value) = serde_json::from_slice::<Value>(line)
                 && let Some(why) = typed_params_error(&custom.method, &value)
             {
                 return Triage::Reply(error(
@@ -62,7 +60,11 @@ pub(super) fn triage(line: &[u8]) -> Triage {
             Triage::Message(Box::new(rmcp::model::JsonRpcMessage::Request(request)))
         }
         Ok(message) => Triage::Message(Box::new(message)),
-        Err(e) => undecodable(&value, &e.to_string()),
+        Err(e) if e.is_syntax() || e.is_eof() => Triage::Ignore(format!("not JSON: {e}")),
+        Err(e) => match serde_json::from_slice::<Value>(line) {
+            Ok(value) => undecodable(&value, &e.to_string()),
+            Err(e) => Triage::Ignore(format!("not JSON: {e}")),
+        },
     }
 }
 
