@@ -19,6 +19,7 @@ pub mod operator;
 pub mod registry;
 pub mod sandbox;
 pub mod search;
+pub mod secrets;
 pub mod transport;
 pub mod validate;
 

@@ -173,6 +173,12 @@ pub const HISTORY_PAYLOAD_CHARS: usize = 8_000;
 /// this long is no typo of a slug. Search still reaches such names by their words.
 pub const CLOSE_MATCH_MAX_CHARS: usize = 256;
 
+/// Shortest secret value, in characters, that history also hunts for in the rest of a
+/// stored run (its result, its error message, the input's other fields) to mask it
+/// there. A shorter one is masked under its own key but not searched for elsewhere,
+/// where it would mask ordinary text (a secret of three characters hides little).
+pub const HISTORY_SCRUB_MIN_CHARS: usize = 4;
+
 /// How many close matches an unknown-slug error names.
 pub const CLOSE_MATCHES: usize = 3;
 
@@ -269,6 +275,20 @@ pub const DOTNET_GC_REGION_RANGE_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// well inside [`SANDBOX_ADDRESS_SPACE_BYTES`], so the GC fails cleanly with an
 /// out-of-memory error before the address-space limit makes allocation fail anywhere.
 pub const DOTNET_GC_HEAP_HARD_LIMIT_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
+/// Longest line (one JSON-RPC message) read from stdin, in bytes: 16 MiB, as rmcp's own
+/// stdio transport allows. A longer line is discarded as it streams in (never buffered
+/// whole) and answered with a JSON-RPC error naming this cap.
+pub const STDIO_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Bytes kept from each end of a line over [`STDIO_LINE_BYTES`] to find the request's
+/// `id` in (clients write it first or last), so the error answers the right call.
+pub const STDIO_ID_SEARCH_BYTES: usize = 4096;
+
+/// How long the server waits once its session is over (stdin closed, SIGTERM or
+/// SIGINT): first for calls in flight to answer before they are cancelled, then for
+/// blocking work (a JavaScript engine stopping) to end before the process exits.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(200);
 
 /// The bounds in force for one server, overridable by configuration.
 #[derive(Debug, Clone)]

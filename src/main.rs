@@ -153,15 +153,12 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(run(cli));
     // A JavaScript run still on its blocking thread (the client left mid-call) must not
     // hold the process until its deadline: exit after a short grace.
-    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    runtime.shutdown_timeout(limits::SHUTDOWN_GRACE);
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => fail(&message),
     }
 }
-
-/// How long exit waits for blocking work (a JavaScript run) once the session is over.
-const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
 
 fn fail(message: &str) -> ExitCode {
     eprintln!("toolgate: {message}");

@@ -2,13 +2,16 @@
 //!
 //! A call is checked before anything runs, so a malformed call costs no quota and no
 //! execution. Schemas are compiled with jsonschema built without its HTTP resolver, so a
-//! `$ref` to a remote URL is a compile error, never a fetch. This module knows nothing of
-//! MCP or of execution.
+//! `$ref` to a remote URL is a compile error, never a fetch. A violation never quotes a
+//! value that is, or holds, a secret (the rule of [`crate::secrets`]): the message
+//! names the path and the rule and shows the mask in the value's place. This module
+//! knows nothing of MCP or of execution.
 
 use serde_json::Value;
 
 use crate::error::Error;
 use crate::limits::VIOLATIONS_SHOWN;
+use crate::secrets::{MASK, holds_secret, is_secret_name};
 
 /// One tool's compiled input schema.
 #[derive(Debug)]
@@ -54,9 +57,12 @@ impl Compiled {
     }
 }
 
-/// `"/count: 5000 is greater than the maximum of 1000 (rule: maximum)"`.
+/// `"/count: 5000 is greater than the maximum of 1000 (rule: maximum)"`; with the value
+/// masked (`"/password: ****** is longer than 64 characters (rule: maxLength)"`) when
+/// its path names a secret or the value holds a secret-keyed field.
 fn describe(error: &jsonschema::ValidationError<'_>) -> String {
     let path = error.instance_path().as_str();
+    let secret = path.split('/').any(is_secret_name) || holds_secret(error.instance());
     let path = if path.is_empty() { "(root)" } else { path };
     let schema_path = error.schema_path().as_str();
     let rule = schema_path
@@ -64,7 +70,11 @@ fn describe(error: &jsonschema::ValidationError<'_>) -> String {
         .next()
         .filter(|r| !r.is_empty())
         .unwrap_or("schema");
-    format!("{path}: {error} (rule: {rule})")
+    if secret {
+        format!("{path}: {} (rule: {rule})", error.masked_with(MASK))
+    } else {
+        format!("{path}: {error} (rule: {rule})")
+    }
 }
 
 #[cfg(test)]
@@ -90,6 +100,38 @@ mod tests {
         let err = check(schema, json!({})).unwrap_err();
         assert!(err.contains("\"a\""), "{err}");
         assert!(err.contains("rule: required"), "{err}");
+    }
+
+    #[test]
+    fn a_secret_value_is_never_quoted() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "password": {"type": "string", "maxLength": 5},
+                "auth": {"type": "object", "properties": {"pwd": {"enum": ["a"]}}},
+                "creds": {"type": "array", "maxItems": 0},
+            },
+        });
+        let params = json!({
+            "password": "hunter2-long",
+            "auth": {"pwd": "hunter3-long"},
+            "creds": [{"api_key": "hunter4-long"}],
+        });
+        let err = check(schema, params).unwrap_err();
+        assert!(!err.contains("hunter"), "{err}");
+        assert!(
+            err.contains("/password: ****** is longer than 5 characters (rule: maxLength)"),
+            "{err}"
+        );
+        assert!(err.contains("/auth/pwd"), "{err}");
+        assert!(err.contains("/creds: ******"), "{err}");
+    }
+
+    #[test]
+    fn an_ordinary_value_is_still_quoted() {
+        let schema = json!({"type":"object","properties":{"passage":{"type":"string","maxLength":2}}});
+        let err = check(schema, json!({"passage": "long text"})).unwrap_err();
+        assert!(err.contains("\"long text\" is longer"), "{err}");
     }
 
     #[test]

@@ -154,3 +154,76 @@ async fn a_truncated_diff_never_claims_no_differences() {
     assert!(text(&r).contains("truncated"));
     gate.stop().await;
 }
+
+/// A catalogue folder with one tool, `login`, whose secret-keyed fields have rules a
+/// call can break, and whose code echoes them back in its result and in a throw.
+fn login_catalogue() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = dir.path().join("login");
+    std::fs::create_dir(&tool).unwrap();
+    let secret_string = json!({"type": "string", "maxLength": 8});
+    std::fs::write(
+        tool.join("tool.json"),
+        json!({"slug": "login", "name": "Login", "description": "Echoes credentials. A test fixture.",
+               "input_schema": {"type": "object", "properties": {
+                   "password": secret_string, "pwd": secret_string, "pass": secret_string,
+                   "bearer": secret_string, "private_key": secret_string, "passage": {"type": "string"},
+                   "throw": {"type": "boolean"}}},
+               "runtime": "javascript", "source": "index.js"})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        tool.join("index.js"),
+        "function run(p) { if (p.throw) throw new Error('bad login ' + p.pwd); return { said: 'you sent ' + p.pass, passage: p.passage }; }",
+    )
+    .unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn secrets_never_reach_the_history_through_errors_or_results() {
+    let dir = login_catalogue();
+    let gate = Gate::start(&[("TOOLGATE_CATALOGUE", dir.path().to_str().unwrap())]).await;
+    // Each is over its maxLength: the violation would quote it.
+    let too_long = json!({"password": "hunter2-password", "pwd": "hunter2-pwd-value", "pass": "hunter2-pass-value",
+                          "bearer": "hunter2-bearer-token", "private_key": "hunter2-private-key"});
+    let r = gate.call("login", too_long).await;
+    let body = expect_error(&r, "INVALID_PARAMS");
+    assert!(
+        !body.to_string().contains("hunter2"),
+        "the answer quotes a secret: {body}"
+    );
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("/password: ****** is longer than 8 characters"),
+        "{body}"
+    );
+    // Short enough to pass validation, then echoed by the tool's result and its throw.
+    expect_ok(
+        &gate
+            .call("login", json!({"pass": "s3cr3t!", "passage": "a public passage"}))
+            .await,
+    );
+    expect_error(
+        &gate.call("login", json!({"pwd": "s3cr3t?", "throw": true})).await,
+        "EXECUTION_ERROR",
+    );
+    for id in ["r1", "r2", "r3"] {
+        let shown = gate.meta(json!({"command": "history", "show": id})).await;
+        let stored = format!("{}{}", text(&shown), structured(&shown));
+        for secret in ["hunter2", "s3cr3t"] {
+            assert!(!stored.contains(secret), "{id} keeps {secret}: {stored}");
+        }
+    }
+    let shown = gate.meta(json!({"command": "history", "show": "r2"})).await;
+    let run = &structured(&shown)["run"];
+    assert_eq!(
+        run["input"]["passage"], "a public passage",
+        "passage is not a secret key"
+    );
+    assert_eq!(run["result"]["said"], "you sent ******");
+    gate.stop().await;
+}

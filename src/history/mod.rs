@@ -127,14 +127,16 @@ impl History {
         &self.started_at
     }
 
-    /// Stores a run, dropping the oldest beyond [`HISTORY_RUNS`].
+    /// Stores a run, dropping the oldest beyond [`HISTORY_RUNS`]. Secret-keyed input
+    /// values are masked, and masked again wherever else the run's text holds them.
     pub fn record(&self, run: Finished<'_>) {
-        let (input, input_cut) = cap(redact::redact(run.input));
+        let secrets = redact::secret_values(run.input);
+        let (input, input_cut) = cap(redact::scrub(&redact::redact(run.input), &secrets));
         let (status, result) = match run.ended {
             Ended::Ok(result) => (Status::Ok, result),
             Ended::Failed { code, body } => (Status::Error(code.to_owned()), body),
         };
-        let (result, result_cut) = cap(result.clone());
+        let (result, result_cut) = cap(redact::scrub(result, &secrets));
         let record = Record {
             id: run.id,
             slug: run.slug.to_owned(),
@@ -235,5 +237,26 @@ mod tests {
         let r = h.get("r1").unwrap();
         assert_eq!(r.input["api_key"], redact::MASK);
         assert_eq!(r.input["message"], "hi");
+    }
+
+    #[test]
+    fn an_input_secret_quoted_in_the_error_or_result_is_not_stored() {
+        let h = History::default();
+        let input = json!({"pwd": "hunter2-longer", "note": "mine is hunter2-longer"});
+        let body = json!({"error": "/pwd: \"hunter2-longer\" is longer than 5 characters", "code": "INVALID_PARAMS"});
+        h.record(Finished {
+            id: "r1".into(),
+            slug: "echo",
+            started: SystemTime::now(),
+            duration_ms: 1,
+            input: &input,
+            ended: Ended::Failed {
+                code: "INVALID_PARAMS",
+                body: &body,
+            },
+        });
+        let stored = serde_json::to_string(&h.get("r1").unwrap()).unwrap();
+        assert!(!stored.contains("hunter2"), "{stored}");
+        assert!(stored.contains("is longer than 5 characters"), "{stored}");
     }
 }

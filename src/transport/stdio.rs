@@ -1,7 +1,17 @@
 //! MCP over this process's stdin/stdout. stdout carries frames and nothing else.
+//!
+//! The frames go through [`Lines`] (toolgate's own line transport over rmcp's
+//! non-blocking stdio pipes): it answers what rmcp's would drop or misnumber, and says
+//! when stdin has ended. stdin ending is the client's way to end the session (MCP's
+//! stdio shutdown), so calls still in flight get [`SHUTDOWN_GRACE`] to answer and are
+//! then cancelled; rmcp alone would wait five seconds for them, and a JavaScript run
+//! waiting on a promise that never settles would hold the process all that time.
 
 use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
 
+use super::lines::Lines;
+use crate::limits::{SHUTDOWN_GRACE, STDIO_ID_SEARCH_BYTES, STDIO_LINE_BYTES};
 use crate::mcp::Handler;
 
 /// Serves `handler` until the client closes stdin. The catalogue is built while the
@@ -9,13 +19,27 @@ use crate::mcp::Handler;
 pub async fn serve(handler: Handler) -> Result<(), String> {
     let gateway = handler.gateway();
     tokio::spawn(async move { gateway.prepare().await });
+    let (read, write) = rmcp::transport::io::stdio_pipes();
+    let ended = CancellationToken::new();
+    let transport = Lines::new(read, write, STDIO_LINE_BYTES, STDIO_ID_SEARCH_BYTES, ended.clone());
+    let session = CancellationToken::new();
     let service = handler
-        .serve(rmcp::transport::io::stdio_pipes())
+        .serve_with_ct(transport, session.clone())
         .await
         .map_err(|e| format!("MCP session failed to start: {e}"))?;
-    service
-        .waiting()
-        .await
-        .map_err(|e| format!("MCP session ended with an error: {e}"))?;
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    let finished = tokio::select! {
+        finished = &mut waiting => finished,
+        () = async {
+            ended.cancelled().await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            tracing::debug!("stdin closed: cancelling the calls still in flight");
+            session.cancel();
+            waiting.await
+        }
+    };
+    finished.map_err(|e| format!("MCP session ended with an error: {e}"))?;
     Ok(())
 }

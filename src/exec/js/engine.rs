@@ -129,10 +129,14 @@ impl Engine {
         let evaluated = self
             .ctx
             .async_with(async |ctx| evaluate(&ctx, code, program, scripts, cap, &cut).await);
+        // The halt is looked at first: once the caller has stopped waiting (at its
+        // deadline, on cancellation, or because the server is shutting down) neither the
+        // script's own futures (a fetch) nor the timer below are polled again, so
+        // nothing on this blocking thread touches the runtime's drivers after shutdown.
         let outcome = tokio::select! {
             biased;
-            outcome = evaluated => Some(outcome),
             () = halt.cancelled() => None,
+            outcome = evaluated => Some(outcome),
             () = tokio::time::sleep_until(until.into()) => None,
         };
         if outcome.is_none() {

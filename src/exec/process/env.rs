@@ -2,7 +2,8 @@
 //!
 //! Only allowlisted names pass from the server's environment; `HOME` and the temp
 //! variables point into the child's own folder; the backend adds its own settings; and
-//! last, every name that looks like a credential (DESIGN §7) is removed, even one that was
+//! last, every name that looks like a credential (DESIGN §7, by the one rule of
+//! [`crate::secrets`], the same that masks history) is removed, even one that was
 //! allowlisted or set on purpose.
 
 use std::ffi::{OsStr, OsString};
@@ -23,21 +24,6 @@ pub const ALLOWLIST: &[&str] = &[
     "SystemRoot",
 ];
 
-/// Substrings (matched without regard to case) that mark a variable name as a
-/// credential; such a variable never reaches a child (DESIGN §7).
-pub const CREDENTIAL_MARKERS: &[&str] = &[
-    "KEY",
-    "SECRET",
-    "TOKEN",
-    "PASSWORD",
-    "PASSWD",
-    "AUTH",
-    "COOKIE",
-    "SESSION",
-    "CREDENTIAL",
-    "PASSPHRASE",
-];
-
 /// How a child's environment is made.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Env {
@@ -50,10 +36,11 @@ pub struct Env {
     pub set: Vec<(String, String)>,
 }
 
-/// Returns true if and only if `name` looks like it holds a credential.
+/// Returns true if and only if `name` looks like it holds a credential: it names a
+/// secret by [`crate::secrets::is_secret_name`] (`AWS_SECRET_ACCESS_KEY`, `PGPASSWORD`,
+/// `MYSQL_PWD`, `DB_PASS`, `XAUTHORITY`; not `KEYBOARD_LAYOUT` or `BYPASS_PROXY`).
 pub fn is_credential(name: &OsStr) -> bool {
-    let upper = name.to_string_lossy().to_ascii_uppercase();
-    CREDENTIAL_MARKERS.iter().any(|marker| upper.contains(marker))
+    crate::secrets::is_secret_name(&name.to_string_lossy())
 }
 
 /// The child's environment: from `parent` (the server's variables), the policy `env`, and
@@ -125,7 +112,7 @@ mod tests {
     }
 
     #[test]
-    fn inheriting_still_strips_credentials_by_substring_in_any_case() {
+    fn inheriting_still_strips_credentials_by_word_in_any_case() {
         let env = Env {
             inherit_all: true,
             ..Env::default()
@@ -134,6 +121,10 @@ mod tests {
         assert_eq!(names(&vars), ["EXTRA", "HOME", "PATH", "UNLISTED"]);
         assert!(is_credential(OsStr::new("npm_config_password")));
         assert!(is_credential(OsStr::new("XAUTHORITY")));
+        assert!(is_credential(OsStr::new("MYSQL_PWD")));
+        assert!(is_credential(OsStr::new("DB_PASS")));
+        assert!(is_credential(OsStr::new("OPENAI_APIKEY")));
         assert!(!is_credential(OsStr::new("LANG")));
+        assert!(!is_credential(OsStr::new("BYPASS_PROXY")));
     }
 }
