@@ -365,7 +365,7 @@ fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
     }
     let nyxilum = toolgate::exec::nyxilum::Nyxilum::new(locator);
     let exec = Executor::new(config.execution, &config.limits, nyxilum).with_fetch_allow(config.fetch_allow.clone());
-    let builtins = Builtins::new(config.runtimes, &config.limits).map_err(|e| e.to_string())?;
+    let builtins = Builtins::new(config.runtimes, &config.limits);
     Ok(Arc::new(Gateway::new(store, exec, builtins, config.limits.clone())))
 }
 

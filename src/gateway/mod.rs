@@ -106,7 +106,7 @@ impl Gateway {
         let id = format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed));
         let (started, clock) = (SystemTime::now(), Instant::now());
         tracing::debug!(run = %id, tool = entry.name(), "running");
-        let produced = match entry.validator().check(entry.name(), &params) {
+        let produced = match entry.validator().and_then(|v| v.check(entry.name(), &params)) {
             Err(e) => Produced::refused(e),
             Ok(()) => tokio::select! {
                 produced = self.dispatch(entry, &params, cancel) => produced,

@@ -78,7 +78,10 @@ pub(crate) async fn batch(
             Some(p) => p.clone(),
         };
         let checked = match gateway.resolve(slug, Reach::Meta).await {
-            Ok(entry) => entry.validator().check(entry.name(), &params).map(|()| entry),
+            Ok(entry) => entry
+                .validator()
+                .and_then(|v| v.check(entry.name(), &params))
+                .map(|()| entry),
             Err(e) => Err(e),
         };
         match checked {

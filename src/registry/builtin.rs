@@ -1,7 +1,7 @@
 //! The built-in tools: the runtime families chosen by `TOOLGATE_RUNTIMES`, defined once
 //! from the limits in force, each with its compiled validator.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -85,8 +85,9 @@ pub enum Kind {
 pub struct Builtin {
     /// How clients see it; its output schema admits failures.
     pub definition: Definition,
-    /// Its compiled input schema.
-    pub validator: Compiled,
+    /// Its input schema, compiled on first use: compiling costs ~1 ms a schema (most of
+    /// a cold start with the runtime tools on), and `initialize` should not wait for it.
+    validator: OnceLock<Result<Compiled, String>>,
     /// What a call runs.
     pub kind: Kind,
     /// Params worth showing as a ready-to-send call.
@@ -94,6 +95,20 @@ pub struct Builtin {
 }
 
 impl Builtin {
+    /// Its compiled input schema. An error means a built-in schema does not compile: a
+    /// bug of toolgate, caught by the unit tests, never the caller's fault.
+    pub fn validator(&self) -> Result<&Compiled, Error> {
+        self.validator
+            .get_or_init(|| validate::compile(&self.definition.input_schema))
+            .as_ref()
+            .map_err(|e| {
+                Error::Internal(format!(
+                    "the input schema of {} does not compile: {e}",
+                    self.definition.name
+                ))
+            })
+    }
+
     /// How its answers are laid out.
     pub fn shape(&self) -> Shape {
         match self.kind {
@@ -117,9 +132,8 @@ pub struct Builtins {
 }
 
 impl Builtins {
-    /// The tools `runtimes` asks for, described with the limits in force. An error means
-    /// a built-in schema does not compile: a bug, caught by the unit tests.
-    pub fn new(runtimes: Runtimes, limits: &Limits) -> Result<Builtins, Error> {
+    /// The tools `runtimes` asks for, described with the limits in force.
+    pub fn new(runtimes: Runtimes, limits: &Limits) -> Builtins {
         let mut declared = Vec::new();
         if runtimes.js {
             declared.extend(runtimes::declare(limits));
@@ -130,23 +144,17 @@ impl Builtins {
         let entries = declared
             .into_iter()
             .map(|d| {
-                let validator = validate::compile(&d.definition.input_schema).map_err(|e| {
-                    Error::Internal(format!(
-                        "the input schema of {} does not compile: {e}",
-                        d.definition.name
-                    ))
-                })?;
                 let mut definition = d.definition;
                 definition.output_schema = envelope::admit_failures(definition.output_schema);
-                Ok(Arc::new(Builtin {
+                Arc::new(Builtin {
                     definition,
-                    validator,
+                    validator: OnceLock::new(),
                     kind: d.kind,
                     examples: d.examples,
-                }))
+                })
             })
-            .collect::<Result<_, Error>>()?;
-        Ok(Builtins { entries })
+            .collect();
+        Builtins { entries }
     }
 
     /// Every built-in, in listed order.
@@ -172,22 +180,16 @@ mod tests {
                 nyxilum: true,
             },
             &Limits::default(),
-        )
-        .unwrap();
+        );
         assert_eq!(all.all().len(), 13);
         for b in all.all() {
             jsonschema::validator_for(&b.definition.output_schema).unwrap();
             for example in &b.examples {
-                assert!(b.validator.is_valid(example), "{}", b.definition.name);
+                assert!(b.validator().unwrap().is_valid(example), "{}", b.definition.name);
             }
         }
         assert!(all.get("run_javascript").is_some() && all.get("nyxilum_docs").is_some());
-        assert!(
-            Builtins::new(Runtimes::default(), &Limits::default())
-                .unwrap()
-                .all()
-                .is_empty()
-        );
+        assert!(Builtins::new(Runtimes::default(), &Limits::default()).all().is_empty());
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub use builtin::{Builtin, Builtins, Kind, NyxTool, Runtimes};
 pub(crate) use runtimes::grouped;
 
 use crate::catalogue::{Snapshot, Tool};
+use crate::error::Error;
 use crate::validate::Compiled;
 
 /// How a tool is described to clients: what `tools/list` and the meta-tool's `schema`
@@ -78,10 +79,10 @@ impl Entry {
     }
 
     /// Its compiled input schema.
-    pub fn validator(&self) -> &Compiled {
+    pub fn validator(&self) -> Result<&Compiled, Error> {
         match self {
-            Entry::Catalogue { tool, .. } => &tool.validator,
-            Entry::Builtin(b) => &b.validator,
+            Entry::Catalogue { tool, .. } => Ok(&tool.validator),
+            Entry::Builtin(b) => b.validator(),
         }
     }
 
@@ -132,9 +133,9 @@ impl Entry {
     pub fn example_params(&self) -> Value {
         let found = match self {
             Entry::Catalogue { tool, .. } => crate::catalogue::example::params_for(tool),
-            Entry::Builtin(b) => {
-                crate::catalogue::example::params_from(b.examples.clone(), &b.definition.input_schema, &b.validator)
-            }
+            Entry::Builtin(b) => b.validator().ok().and_then(|v| {
+                crate::catalogue::example::params_from(b.examples.clone(), &b.definition.input_schema, v)
+            }),
         };
         found.unwrap_or_else(|| json!({}))
     }
