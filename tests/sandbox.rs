@@ -49,12 +49,18 @@ fn spec(code: &str, timeout: Duration) -> Spec {
     }
 }
 
-/// Returns the layer's state; when it is unavailable, asserts the report says why.
+/// Returns the layer's state; when it is unavailable, asserts the report says why — and,
+/// with `TOOLGATE_REQUIRE_SANDBOX=1` (set by `.ci/run` on machines that allow every
+/// layer), fails instead of skipping, so a layer that stops applying cannot pass unseen.
 fn active(layer: &Layer) -> bool {
     match layer {
         Layer::Active(_) => true,
         Layer::Unavailable(why) => {
             assert!(!why.is_empty(), "an unavailable layer must say why");
+            assert!(
+                std::env::var("TOOLGATE_REQUIRE_SANDBOX").as_deref() != Ok("1"),
+                "TOOLGATE_REQUIRE_SANDBOX=1 but this layer is unavailable: {why}"
+            );
             eprintln!("layer unavailable on this kernel, reported as: {why}");
             false
         }
