@@ -81,6 +81,8 @@ pub struct Raw {
     pub js_concurrent_runs: u64,
     /// `TOOLGATE_JS_TOTAL_HEAP_MB`.
     pub js_total_heap_mb: u64,
+    /// `TOOLGATE_NYX_CONCURRENT_RUNS`.
+    pub nyx_concurrent_runs: u64,
     /// `TOOLGATE_FETCH_ALLOW`.
     pub fetch_allow: String,
     /// `NX_NODE_PATH`.
@@ -139,6 +141,11 @@ impl Config {
             JS_TOTAL_HEAP_MB_RANGE,
         )?;
         check_range(
+            "TOOLGATE_NYX_CONCURRENT_RUNS",
+            raw.nyx_concurrent_runs,
+            JS_CONCURRENT_RUNS_RANGE,
+        )?;
+        check_range(
             "TOOLGATE_FETCH_TIMEOUT_MS",
             raw.fetch_timeout_ms,
             FETCH_TIMEOUT_MS_RANGE,
@@ -160,6 +167,7 @@ impl Config {
             result_chars: usize::try_from(raw.result_chars).unwrap_or(usize::MAX),
             js_concurrent_runs: usize::try_from(raw.js_concurrent_runs).unwrap_or(usize::MAX),
             js_total_heap_bytes: usize::try_from(raw.js_total_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
+            nyx_concurrent_runs: usize::try_from(raw.nyx_concurrent_runs).unwrap_or(usize::MAX),
             ..Limits::default()
         };
         Ok(Config {
@@ -234,6 +242,7 @@ mod tests {
             result_chars: 262_144,
             js_concurrent_runs: 8,
             js_total_heap_mb: 2048,
+            nyx_concurrent_runs: 4,
             ..Raw::default()
         }
     }

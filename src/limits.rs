@@ -219,6 +219,11 @@ pub const NYX_GC_MAX_OBJECTS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000_00
 /// Deadline of `nx --version`: it prints one line, so a slow answer means a broken install.
 pub const NYX_VERSION_TIMEOUT: Duration = Duration::from_millis(5_000);
 
+/// NyxilumNode runs (`nyxilum_run`, `_check`, `_lint`, `_format` and `nyxilum` catalogue
+/// tools) at once, across every client; more wait within their own deadline. Each is a
+/// .NET process of tens of MiB; REPL sessions have their own cap.
+pub const NYX_CONCURRENT_RUNS: usize = 4;
+
 /// Live REPL sessions at once (the seed's cap): each is a process holding memory.
 pub const REPL_SESSIONS: usize = 5;
 
@@ -303,6 +308,8 @@ pub struct Limits {
     pub result_chars: usize,
     /// JavaScript runs at once. By default, [`JS_CONCURRENT_RUNS`].
     pub js_concurrent_runs: usize,
+    /// NyxilumNode runs at once. By default, [`NYX_CONCURRENT_RUNS`].
+    pub nyx_concurrent_runs: usize,
     /// Heap of all running JavaScript engines together, in bytes. By default,
     /// [`JS_TOTAL_HEAP_BYTES`].
     pub js_total_heap_bytes: usize,
@@ -324,6 +331,7 @@ impl Default for Limits {
             output_chars: OUTPUT_CHARS,
             result_chars: RESULT_CHARS,
             js_concurrent_runs: JS_CONCURRENT_RUNS,
+            nyx_concurrent_runs: NYX_CONCURRENT_RUNS,
             js_total_heap_bytes: JS_TOTAL_HEAP_BYTES,
             fetch_timeout: FETCH_TIMEOUT,
             http_timeout: HTTP_TIMEOUT,

@@ -65,6 +65,9 @@ struct Cli {
     /// JavaScript runs at once, across every client; more wait within their deadline.
     #[arg(long, env = "TOOLGATE_JS_CONCURRENT_RUNS", global = true, default_value_t = limits::JS_CONCURRENT_RUNS as u64)]
     js_concurrent_runs: u64,
+    /// NyxilumNode runs at once, across every client; more wait within their deadline.
+    #[arg(long, env = "TOOLGATE_NYX_CONCURRENT_RUNS", global = true, default_value_t = limits::NYX_CONCURRENT_RUNS as u64)]
+    nyx_concurrent_runs: u64,
     /// Heap of all running JavaScript engines together, in MiB.
     #[arg(long, env = "TOOLGATE_JS_TOTAL_HEAP_MB", global = true, default_value_t = (limits::JS_TOTAL_HEAP_BYTES / (1024 * 1024)) as u64)]
     js_total_heap_mb: u64,
@@ -183,6 +186,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         result_chars: cli.result_chars,
         js_concurrent_runs: cli.js_concurrent_runs,
         js_total_heap_mb: cli.js_total_heap_mb,
+        nyx_concurrent_runs: cli.nyx_concurrent_runs,
         fetch_allow: cli.fetch_allow,
         nx_node_path: cli.nx_node_path,
         nx_ecosystem_root: cli.nx_ecosystem_root,
@@ -363,7 +367,8 @@ fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
             locator.root().display()
         ),
     }
-    let nyxilum = toolgate::exec::nyxilum::Nyxilum::new(locator);
+    let nyxilum =
+        toolgate::exec::nyxilum::Nyxilum::new(locator).with_concurrent_runs(config.limits.nyx_concurrent_runs);
     let exec = Executor::new(config.execution, &config.limits, nyxilum).with_fetch_allow(config.fetch_allow.clone());
     let builtins = Builtins::new(config.runtimes, &config.limits);
     Ok(Arc::new(Gateway::new(store, exec, builtins, config.limits.clone())))

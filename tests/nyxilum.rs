@@ -489,3 +489,27 @@ async fn every_answer_honours_the_advertised_output_schema() {
     validate("nyxilum_repl_stop", structured(&r));
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn runs_beyond_the_cap_wait_their_turn_within_their_own_deadline() {
+    // One place: the first run holds it for its whole 3 s; the second waits, and its own
+    // 500 ms pass while it waits. Unlimited, the second would print and succeed.
+    let gate = gate(&[("TOOLGATE_NYX_CONCURRENT_RUNS", "1")]).await;
+    let batch = gate
+        .meta(json!({"command": "batch", "runs": [
+            {"slug": "nyxilum_run", "params": {"code": "while true { }", "timeout_ms": 3000}},
+            {"slug": "nyxilum_run", "params": {"code": "print(\"second\")", "timeout_ms": 500}}
+        ]}))
+        .await;
+    let b = structured(&batch);
+    assert_eq!(b["results"][0]["code"], "TIMEOUT", "{b}");
+    assert_eq!(b["results"][0]["timedOut"], true, "the first ran to its deadline: {b}");
+    assert_eq!(b["results"][1]["code"], "TIMEOUT", "{b}");
+    let waited = b["results"][1]["error"].as_str().unwrap();
+    assert!(waited.contains("waiting for a place: at most 1"), "{waited}");
+    // With the place free again, a run goes through.
+    let (s, _, failed) = run(&gate, json!({"code": "print(\"third\")"})).await;
+    assert!(!failed, "{s}");
+    assert_eq!(s["stdout"], "third\n");
+    gate.stop().await;
+}

@@ -15,7 +15,10 @@ mod repl;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Semaphore;
 
 use serde_json::Value;
 
@@ -108,6 +111,9 @@ pub fn verdict(out: &Finished, timeout: Duration) -> Verdict {
 pub struct Nyxilum {
     locator: Locator,
     sessions: Sessions,
+    /// One permit per NyxilumNode run at once (REPL sessions have their own cap).
+    places: Arc<Semaphore>,
+    concurrent_runs: usize,
 }
 
 impl Nyxilum {
@@ -117,7 +123,37 @@ impl Nyxilum {
         Nyxilum {
             locator,
             sessions: Sessions::default(),
+            places: Arc::new(Semaphore::new(limits::NYX_CONCURRENT_RUNS)),
+            concurrent_runs: limits::NYX_CONCURRENT_RUNS,
         }
+    }
+
+    /// The same backend with at most `runs` NyxilumNode runs at once (at least one).
+    pub fn with_concurrent_runs(mut self, runs: usize) -> Nyxilum {
+        self.concurrent_runs = runs.max(1);
+        self.places = Arc::new(Semaphore::new(self.concurrent_runs));
+        self
+    }
+
+    /// Runs `spec` once a place among the concurrent runs is free, within its deadline:
+    /// the wait is taken from the run's time, and a wait that outlasts it is a `TIMEOUT`
+    /// saying so.
+    async fn run_placed(&self, mut spec: Spec) -> Result<Finished, Error> {
+        let arrived = std::time::Instant::now();
+        let place = tokio::time::timeout(spec.timeout, self.places.clone().acquire_owned())
+            .await
+            .map_err(|_| Error::Timeout {
+                what: format!(
+                    "The NyxilumNode run (waiting for a place: at most {} at once)",
+                    self.concurrent_runs
+                ),
+                after: spec.timeout,
+            })?
+            .map_err(|_| Error::Internal("the NyxilumNode run limiter is closed".to_owned()))?;
+        spec.timeout = spec.timeout.saturating_sub(arrived.elapsed());
+        let finished = process::run(&spec).await;
+        drop(place);
+        finished
     }
 
     /// Where NyxilumNode is looked for.
@@ -148,7 +184,7 @@ impl Nyxilum {
         if let Some(n) = gc_max_objects {
             spec.env.set.push(("NX_GC_MAX_OBJECTS".into(), n.to_string()));
         }
-        process::run(&spec).await
+        self.run_placed(spec).await
     }
 
     /// `nx --version`, and the file that answered.
@@ -170,7 +206,7 @@ impl Nyxilum {
         let params = serde_json::to_vec(params).map_err(|e| Error::Internal(format!("params of {slug}: {e}")))?;
         spec.files.push(("main.nx".into(), code.as_bytes().to_vec()));
         spec.files.push(("params.json".into(), params));
-        let out = process::run(&spec).await?;
+        let out = self.run_placed(spec).await?;
         let v = verdict(&out, limits::NYX_TIMEOUT);
         if out.timed_out {
             return Err(Error::Timeout {
