@@ -37,7 +37,6 @@ pub struct Outcome {
 #[derive(Debug)]
 pub struct Executor {
     mode: Execution,
-    output_chars: usize,
     js: Js,
     nyxilum: Nyxilum,
     /// Sources fetched from an API, kept as long as the catalogue is; `None` at TTL 0.
@@ -64,7 +63,6 @@ impl Executor {
         });
         Executor {
             mode,
-            output_chars: limits.output_chars,
             js: Js::new(js),
             nyxilum,
             sources,
@@ -123,11 +121,6 @@ impl Executor {
             (Origin::Remote, Execution::Local) if tool.runtime() == Some(Runtime::Nyxilum) => nyxilum(),
             (Origin::Remote, _) => Ok(()),
         }
-    }
-
-    /// Characters kept per output stream of a JavaScript run.
-    pub fn output_chars(&self) -> usize {
-        self.output_chars
     }
 
     /// The local JavaScript backend (also used by the runtime tools).

@@ -82,10 +82,26 @@ impl Gateway {
     /// Resolves `wanted`: a built-in by exact name first, then a catalogue tool by exact
     /// slug or unambiguous abbreviation (among advertisable tools for a direct call).
     pub async fn resolve(&self, wanted: &str, reach: Reach) -> Result<Entry, Error> {
+        self.resolve_holding(wanted, reach, &mut None).await
+    }
+
+    /// [`Gateway::resolve`] for several names in a row (a batch): the catalogue snapshot
+    /// is taken at the first name that needs it and kept in `held` for the rest, so the
+    /// items resolve against one catalogue and an HTTP catalogue with no cache lifetime
+    /// is fetched once, not once per item.
+    pub async fn resolve_holding(
+        &self,
+        wanted: &str,
+        reach: Reach,
+        held: &mut Option<Arc<Snapshot>>,
+    ) -> Result<Entry, Error> {
         if let Some(builtin) = self.builtins.get(wanted) {
             return Ok(Entry::Builtin(builtin.clone()));
         }
-        let snapshot = self.snapshot().await?;
+        let snapshot = match held {
+            Some(s) => s.clone(),
+            None => held.insert(self.snapshot().await?).clone(),
+        };
         let tool = match reach {
             Reach::Direct => snapshot.resolve_advertisable(wanted)?,
             Reach::Meta => snapshot.resolve(wanted)?,
@@ -158,7 +174,7 @@ impl Gateway {
                             stdout: out.captured.stdout.into_text(),
                             stderr: out.captured.stderr.into_text(),
                             truncated,
-                            cap: format!("{} characters", grouped(self.exec.output_chars() as u64)),
+                            cap: format!("{} characters", grouped(self.limits.output_chars as u64)),
                             result_cut,
                         },
                     )

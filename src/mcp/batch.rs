@@ -58,6 +58,7 @@ pub(crate) async fn batch(
             limit: BATCH_MAX,
         });
     }
+    let mut snapshot = None;
     let mut planned = Vec::with_capacity(items.len());
     let mut problems = Vec::new();
     for (index, item) in items.iter().enumerate() {
@@ -77,7 +78,7 @@ pub(crate) async fn batch(
             None | Some(Value::Null) => json!({}),
             Some(p) => p.clone(),
         };
-        let checked = match gateway.resolve(slug, Reach::Meta).await {
+        let checked = match gateway.resolve_holding(slug, Reach::Meta, &mut snapshot).await {
             Ok(entry) => entry
                 .validator()
                 .and_then(|v| v.check(entry.name(), &params))
