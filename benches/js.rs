@@ -1,6 +1,6 @@
-//! In-process JavaScript paths: a trivial `run_javascript` snippet, the same in
-//! TypeScript, and a trivial catalogue tool — each in a fresh engine, as a call runs.
-//! `cargo bench --bench js`.
+//! The JavaScript backend without MCP: a trivial `run_javascript` snippet, the same in
+//! TypeScript, and a trivial catalogue tool — each in a fresh engine in a worker process
+//! (this package's binary), as a call runs. `cargo bench --bench js`.
 
 #[path = "common/runtime.rs"]
 mod runtime;
@@ -27,7 +27,7 @@ fn paths(c: &mut Criterion) {
     let Some(runtime) = runtime::two_workers() else {
         return;
     };
-    let engine = Js::new(LIMITS);
+    let engine = Js::new(LIMITS, env!("CARGO_BIN_EXE_toolgate").into());
     let cancel = CancellationToken::new();
     let mut group = c.benchmark_group("js");
     group.bench_function("run_javascript", |b| {

@@ -23,8 +23,14 @@ use tokio::process::Command;
 /// Pause between spaced calls: longer than building a spare engine takes.
 const SPACING: Duration = Duration::from_millis(2);
 
+/// The binary measured: `TOOLGATE_BENCH_BIN` when set (to compare two builds in one
+/// sitting), else the one this bench was built with.
+fn program() -> String {
+    std::env::var("TOOLGATE_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolgate").to_owned())
+}
+
 fn command() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut cmd = Command::new(program());
     cmd.env_clear()
         .env("TOOLGATE_RUNTIMES", "js")
         .stderr(Stdio::null())
@@ -49,7 +55,7 @@ fn round_trips(c: &mut Criterion) {
         return;
     };
     let Some(client) = runtime.block_on(connect()) else {
-        eprintln!("cannot start {}", env!("CARGO_BIN_EXE_toolgate"));
+        eprintln!("cannot start {}", program());
         return;
     };
     let mut group = c.benchmark_group("stdio");

@@ -65,10 +65,44 @@ pub const JS_TOTAL_HEAP_BYTES: usize = 2 * 1024 * 1024 * 1024;
 /// before it is requested.
 pub const FETCH_REDIRECTS: usize = 20;
 
-/// JavaScript engines kept built and waiting, so a call does not pay for building one.
-/// Two covers a client that sends calls back to back on a 2-core machine; each waiting
-/// engine holds about 300 KB.
-pub const JS_SPARE_ENGINES: usize = 2;
+/// JavaScript worker processes kept started and idle (each with an engine built and
+/// waiting), so a call pays neither for a process nor for an engine. Two cover a client
+/// that sends calls back to back on a 2-core machine: while one runs a call, the other
+/// builds its next engine.
+pub const JS_SPARE_WORKERS: usize = 2;
+
+/// Runs one JavaScript worker serves before it is replaced. Each run has a fresh engine,
+/// so nothing a script does reaches the next; replacing the process now and then also
+/// returns whatever memory its allocator kept.
+pub const JS_WORKER_RUNS: u32 = 1_000;
+
+/// How long the server waits for a worker's answer after telling it to stop (deadline or
+/// cancellation) before it kills the worker and answers without its output. The worker
+/// answers a stop from a thread the script cannot block, so only a worker the system
+/// itself has stalled takes this long.
+pub const JS_WORKER_STOP_GRACE: Duration = Duration::from_millis(100);
+
+/// How long past a run's deadline a JavaScript worker's watchdog thread waits before it
+/// answers for a script still inside a native call (which neither the interrupt handler
+/// nor the allocator sees), with its output so far. Well inside
+/// [`JS_WORKER_STOP_GRACE`], so the server has that answer before it kills the worker.
+pub const JS_WATCHDOG_MARGIN: Duration = Duration::from_millis(20);
+
+/// Address space a JavaScript worker may map beyond its heap cap: its binary, its two
+/// threads' stacks, the allocator's arenas and the frames it reads and writes.
+/// `RLIMIT_AS` is the heap cap plus this, so a worker cannot outgrow its share of
+/// [`JS_TOTAL_HEAP_BYTES`] by more than this whatever its engine does.
+pub const JS_WORKER_OVERHEAD_BYTES: u64 = 384 * 1024 * 1024;
+
+/// File descriptors a JavaScript worker may hold: it needs its three standard streams
+/// and a few for its runtime.
+pub const JS_WORKER_OPEN_FILES: u64 = 64;
+
+/// Largest JSON header of one frame between the server and a JavaScript worker: a job
+/// (source and params, each within an MCP line) or an answer (a value within
+/// [`RESULT_CHARS`] and two output streams within their caps, escaped). Anything larger
+/// means the other side went wrong; the worker is then killed.
+pub const WORKER_HEADER_BYTES: usize = 64 * 1024 * 1024;
 
 /// Catalogue tool scripts kept compiled to bytecode; past this the cache starts again
 /// empty (a catalogue that large pays a parse now and then, nothing more).

@@ -142,6 +142,14 @@ enum CatalogueCommand {
 }
 
 fn main() -> ExitCode {
+    // A JavaScript worker started by this program's own server: no flags, no logging
+    // setup, no environment read (it has none).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == toolgate::exec::js::WORKER_ARG)
+    {
+        return toolgate::exec::js::worker_main();
+    }
     let cli = Cli::parse();
     init_logging(cli.debug);
     if cli.version {
@@ -213,7 +221,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 Some(dir) => config.source = SourceSpec::Dir(dir),
                 None => config.choose_source(source.as_deref())?,
             }
-            let gateway = gateway(&config)?;
+            let gateway = gateway(&config, true)?;
             toolgate::operator::serve(gateway, &listen).await
         }
         Some(Command::Catalogue {
@@ -227,7 +235,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             config.choose_source(source.as_deref())?;
             let text =
                 std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
-            let snapshot = gateway(&config)?.snapshot().await.map_err(|e| e.to_string())?;
+            let snapshot = gateway(&config, false)?.snapshot().await.map_err(|e| e.to_string())?;
             eval(&snapshot, &text, show_misses)
         }
         None => {
@@ -261,7 +269,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     "toolgate runs as root: sandboxed NyxilumNode children are root inside their user namespace; landlock still confines what they read and write, but run toolgate as an ordinary user where you can"
                 );
             }
-            let gateway = gateway(&config)?;
+            let gateway = gateway(&config, true)?;
             let handler = Handler::new(
                 gateway.clone(),
                 config.name.clone(),
@@ -345,7 +353,8 @@ fn eval(snapshot: &toolgate::catalogue::Snapshot, text: &str, show_misses: usize
     }
 }
 
-fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
+/// The gateway `config` describes; `serving` starts the idle JavaScript workers now.
+fn gateway(config: &Config, serving: bool) -> Result<Arc<Gateway>, String> {
     let client = match &config.source {
         SourceSpec::Http(base) => Some(ApiClient::new(
             base,
@@ -369,7 +378,12 @@ fn gateway(config: &Config) -> Result<Arc<Gateway>, String> {
     }
     let nyxilum =
         toolgate::exec::nyxilum::Nyxilum::new(locator).with_concurrent_runs(config.limits.nyx_concurrent_runs);
-    let exec = Executor::new(config.execution, &config.limits, nyxilum).with_fetch_allow(config.fetch_allow.clone());
+    let worker = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
+    let exec =
+        Executor::new(config.execution, &config.limits, nyxilum, worker).with_fetch_allow(config.fetch_allow.clone());
+    if serving {
+        exec.prewarm();
+    }
     let builtins = Builtins::new(config.runtimes, &config.limits);
     Ok(Arc::new(Gateway::new(store, exec, builtins, config.limits.clone())))
 }

@@ -15,6 +15,7 @@ mod inspector;
 mod interop;
 mod js_fetch;
 mod js_limits;
+mod js_workers;
 mod mcp_surface;
 mod nyxilum;
 mod nyxilum_repl;

@@ -6,6 +6,7 @@
 //! `auto` runs locally when source exists (and, for nyxilum code, NyxilumNode is found
 //! here) and falls back to the API otherwise.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use moka::future::Cache;
@@ -44,8 +45,9 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// An executor for `mode` within `limits`, running nyxilum code with `nyxilum`.
-    pub fn new(mode: Execution, limits: &Limits, nyxilum: Nyxilum) -> Executor {
+    /// An executor for `mode` within `limits`, running nyxilum code with `nyxilum` and
+    /// JavaScript in workers started from `js_worker` (this binary, in worker mode).
+    pub fn new(mode: Execution, limits: &Limits, nyxilum: Nyxilum, js_worker: PathBuf) -> Executor {
         let js = JsLimits {
             heap_bytes: limits.js_heap_bytes,
             wall_clock: limits.js_wall_clock,
@@ -63,7 +65,7 @@ impl Executor {
         });
         Executor {
             mode,
-            js: Js::new(js),
+            js: Js::new(js, js_worker),
             nyxilum,
             sources,
         }
@@ -75,6 +77,12 @@ impl Executor {
     pub fn with_fetch_allow(mut self, allow: FetchAllow) -> Executor {
         self.js = self.js.with_fetch_allow(allow);
         self
+    }
+
+    /// Starts the idle JavaScript workers in the background, so the first call does not
+    /// wait for one. Must be called inside a tokio runtime.
+    pub fn prewarm(&self) {
+        self.js.prewarm();
     }
 
     /// The NyxilumNode backend (its tools and REPL sessions).

@@ -16,6 +16,9 @@
 mod child;
 mod probe;
 mod rules;
+mod worker;
+
+pub use worker::restrict_worker;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -203,6 +206,27 @@ impl Sandbox {
             cmd.pre_exec(move || prepared.apply());
         }
         Ok(applied)
+    }
+}
+
+impl Sandbox {
+    /// Arranges for `cmd`'s child to run with `rlimits` in a new user and network
+    /// namespace (each where this kernel allows it), leading its own process group, but
+    /// with no landlock rules from the parent: for a program that restricts itself once
+    /// it has started ([`restrict_worker`]), so it can load its own binary first.
+    pub fn confine_self_restricting(&self, cmd: &mut tokio::process::Command, rlimits: &Rlimits) -> Applied {
+        let prepared = child::Prepared::new(
+            self.layers.rlimits.is_active().then_some(rlimits),
+            self.layers.namespaces.is_active(),
+            None,
+        );
+        let applied = prepared.applied();
+        cmd.process_group(0);
+        // SAFETY: as in `confine`: system calls only, on data prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || prepared.apply());
+        }
+        applied
     }
 }
 

@@ -47,7 +47,9 @@ impl CappedAllocator {
         match total {
             Some(total) if total <= self.limit => true,
             _ => {
-                self.state.record(Limit::Heap);
+                // The run has failed: stop the script at its next interrupt check too, so
+                // one that catches its out-of-memory error cannot carry on to the deadline.
+                self.state.stop(Limit::Heap);
                 false
             }
         }

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::alloc::CappedAllocator;
 use super::bytecode::{self, Scripts};
-use super::fetch::{self, Fetcher};
+use super::host::{self, Port};
 use super::program::Program;
 use super::state::{Limit, RunState};
 use super::thrown::{internal, thrown};
@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::limits::JS_STACK_BYTES;
 
 /// The bounds of one JavaScript run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct JsLimits {
     /// Heap cap in bytes.
     pub heap_bytes: usize,
@@ -73,7 +73,7 @@ pub(super) struct Engine {
 impl Engine {
     /// A fresh runtime and context within `limits`, console and web shims installed,
     /// reporting to `state`.
-    pub(super) async fn new(limits: JsLimits, fetcher: Arc<Fetcher>, state: Arc<RunState>) -> Result<Engine, Error> {
+    pub(super) async fn new(limits: JsLimits, port: Arc<dyn Port>, state: Arc<RunState>) -> Result<Engine, Error> {
         let rt = AsyncRuntime::new_with_alloc(CappedAllocator::new(limits.heap_bytes, state.clone()))
             .map_err(|e| Error::Internal(format!("cannot create a QuickJS runtime: {e}")))?;
         rt.set_max_stack_size(JS_STACK_BYTES).await;
@@ -95,7 +95,7 @@ impl Engine {
             .await
             .map_err(|e| refused("cannot create a QuickJS context", e.to_string()))?;
         let writer = state.clone();
-        ctx.with(|ctx| install(&ctx, writer, limits.output_chars, fetcher))
+        ctx.with(|ctx| install(&ctx, writer, limits.output_chars, port))
             .await
             .map_err(|e| refused("cannot install the console and web shims", e))?;
         state.mark_ready();
@@ -170,7 +170,7 @@ fn boot_bytecode(ctx: &Ctx<'_>) -> Result<&'static [u8], String> {
 }
 
 /// Loads the console and web installers and hands them the host's functions.
-fn install(ctx: &Ctx<'_>, state: Arc<RunState>, cap: usize, fetcher: Arc<Fetcher>) -> Result<(), String> {
+fn install(ctx: &Ctx<'_>, state: Arc<RunState>, cap: usize, port: Arc<dyn Port>) -> Result<(), String> {
     let bytecode = boot_bytecode(ctx)?;
     // SAFETY: the bytecode was written by this process's QuickJS from our own sources
     // (above), never read from outside, so it is well formed for this engine.
@@ -195,7 +195,7 @@ fn install(ctx: &Ctx<'_>, state: Arc<RunState>, cap: usize, fetcher: Arc<Fetcher
     ctx.store_userdata(Inspect(inspect))
         .map_err(|e| format!("cannot keep the formatter: {e}"))?;
     let web: Function = module.get("web").catch(ctx).map_err(|e| e.to_string())?;
-    let host = fetch::host(ctx, fetcher).map_err(|e| e.to_string())?;
+    let host = host::host(ctx, port).map_err(|e| e.to_string())?;
     web.call::<_, ()>((host,)).catch(ctx).map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! The host half of `fetch` and of `TextEncoder`/`TextDecoder`: the functions `web.js`
-//! receives. The engine has no network of its own; a request is made here with reqwest,
+//! The server's half of `fetch`: a worker's engine has no network of its own, so each
+//! request it makes crosses the pipe (`host.rs` on the worker's side) and is made here with reqwest,
 //! and every limit of DESIGN §7 holds whatever the script does: http/https only, one
 //! deadline per request (a `TimeoutError`), request and response bodies capped in bytes
 //! (the response is read in chunks and dropped at the cap, never buffered whole first),
@@ -8,16 +8,14 @@
 //! hop is checked before it is requested; `redirect: "manual"` answers the 3xx itself
 //! and `redirect: "error"` rejects it.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use rquickjs::prelude::Async;
-use rquickjs::{ArrayBuffer, Ctx, Function, Object};
 use tokio::sync::{Notify, Semaphore};
 
 use super::policy::{self, FetchAllow, PolicyResolver, Refused};
-use crate::limits::{FETCH_IN_FLIGHT, FETCH_REDIRECTS};
+use super::wire::{Failure, Head, Request};
+use crate::limits::FETCH_REDIRECTS;
 
 /// The HTTP side shared by every engine of a process: one client (built on first use, so
 /// a process that never fetches never loads TLS roots) and the limits.
@@ -48,31 +46,23 @@ struct Hop {
     body: Option<Vec<u8>>,
 }
 
-/// Why a request failed, as the script will see it: the error's name (`TypeError`,
-/// `TimeoutError`, `AbortError`) and message.
-struct Failure {
-    name: &'static str,
-    message: String,
-}
-
 impl Failure {
-    fn type_error(message: String) -> Failure {
+    /// A failure the script sees as a `TypeError`.
+    pub(super) fn type_error(message: String) -> Failure {
+        Failure::named("TypeError", message)
+    }
+
+    /// A failure the script sees as an error named `name`.
+    pub(super) fn named(name: &str, message: String) -> Failure {
         Failure {
-            name: "TypeError",
+            name: name.to_owned(),
             message,
         }
     }
 }
 
-/// A complete answer, body read.
-struct Answer {
-    status: u16,
-    status_text: String,
-    url: String,
-    redirected: bool,
-    headers: Vec<Vec<String>>,
-    body: Vec<u8>,
-}
+/// A complete answer: its head and its body, read within the cap.
+pub(super) type Answer = (Head, Vec<u8>);
 
 impl Fetcher {
     /// A fetcher with these limits, reaching internal addresses only where `allow` says.
@@ -105,19 +95,17 @@ impl Fetcher {
     }
 
     /// One request (and the redirects it is allowed to follow), within the deadline, or
-    /// the reason it failed. `cancel` ends it early (the script's `AbortController`).
-    #[allow(clippy::too_many_arguments)]
-    async fn fetch(
+    /// the reason it failed. `cancel` ends it early (the script's `AbortController`);
+    /// `in_flight` holds the run's places on the network.
+    pub(super) async fn fetch(
         &self,
-        url: &str,
-        method: &str,
-        headers: &str,
+        request: &Request,
         body: Option<Vec<u8>>,
-        redirect: &str,
         cancel: Arc<Notify>,
         in_flight: Arc<Semaphore>,
     ) -> Result<Answer, Failure> {
-        let mode = match redirect {
+        let (url, method, headers) = (&request.url, &request.method, &request.headers);
+        let mode = match request.redirect.as_str() {
             "follow" => Redirects::Follow,
             "manual" => Redirects::Manual,
             "error" => Redirects::Error,
@@ -164,11 +152,11 @@ impl Fetcher {
             }
         };
         tokio::select! {
-            answer = tokio::time::timeout(self.timeout, exchange) => answer.unwrap_or_else(|_| Err(Failure {
-                name: "TimeoutError",
-                message: format!("fetch: no complete answer from {url} within {} s", self.timeout.as_secs_f64()),
-            })),
-            () = cancel.notified() => Err(Failure { name: "AbortError", message: "This operation was aborted".to_owned() }),
+            answer = tokio::time::timeout(self.timeout, exchange) => answer.unwrap_or_else(|_| Err(Failure::named(
+                "TimeoutError",
+                format!("fetch: no complete answer from {url} within {} s", self.timeout.as_secs_f64()),
+            ))),
+            () = cancel.notified() => Err(Failure::named("AbortError", "This operation was aborted".to_owned())),
         }
     }
 
@@ -217,7 +205,7 @@ impl Fetcher {
             body.extend_from_slice(&chunk);
         }
         let status = response.status();
-        Ok(Answer {
+        let head = Head {
             status: status.as_u16(),
             status_text: status.canonical_reason().unwrap_or("").to_owned(),
             redirected,
@@ -232,8 +220,8 @@ impl Fetcher {
                     ]
                 })
                 .collect(),
-            body,
-        })
+        };
+        Ok((head, body))
     }
 
     /// The first hop, or why it may not be made.
@@ -356,98 +344,4 @@ fn follow(mut hop: Hop, status: reqwest::StatusCode, next: reqwest::Url) -> Resu
     }
     hop.url = next;
     Ok(hop)
-}
-
-/// The host object handed to `web.js`: `fetch`, `abort`, `encode`, `decode` and
-/// `bodyLimit`. Requests in flight are registered by id so `abort(id)` can end one; at
-/// most [`FETCH_IN_FLIGHT`] of one run's are on the network at once, the rest wait.
-pub(super) fn host<'js>(ctx: &Ctx<'js>, fetcher: Arc<Fetcher>) -> rquickjs::Result<Object<'js>> {
-    let in_flight: Arc<Mutex<HashMap<u32, Arc<Notify>>>> = Arc::default();
-    let slots = Arc::new(Semaphore::new(FETCH_IN_FLIGHT));
-    let host = Object::new(ctx.clone())?;
-    host.set("bodyLimit", fetcher.body_limit as f64)?;
-
-    let registry = in_flight.clone();
-    let fetch = Function::new(
-        ctx.clone(),
-        Async(
-            move |ctx: Ctx<'js>,
-                  url: String,
-                  method: String,
-                  headers: String,
-                  body: Option<ArrayBuffer<'js>>,
-                  redirect: String,
-                  id: u32| {
-                let fetcher = fetcher.clone();
-                let registry = registry.clone();
-                let slots = slots.clone();
-                let cancel = Arc::new(Notify::new());
-                registry
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(id, cancel.clone());
-                let body = body.map(|b| copy(&b));
-                async move {
-                    let outcome = fetcher
-                        .fetch(&url, &method, &headers, body, &redirect, cancel, slots)
-                        .await;
-                    registry.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
-                    answer(&ctx, outcome)
-                }
-            },
-        ),
-    )?;
-    host.set("fetch", fetch)?;
-
-    let abort = Function::new(ctx.clone(), move |id: u32| {
-        if let Some(cancel) = in_flight.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) {
-            cancel.notify_one();
-        }
-    })?;
-    host.set("abort", abort)?;
-
-    let encode = Function::new(ctx.clone(), |ctx: Ctx<'js>, text: String| {
-        ArrayBuffer::new(ctx, text.into_bytes())
-    })?;
-    host.set("encode", encode)?;
-
-    let decode = Function::new(ctx.clone(), |bytes: ArrayBuffer<'js>, fatal: bool| {
-        let bytes = copy(&bytes);
-        if fatal {
-            String::from_utf8(bytes).ok()
-        } else {
-            Some(String::from_utf8_lossy(&bytes).into_owned())
-        }
-    })?;
-    host.set("decode", decode)?;
-    Ok(host)
-}
-
-/// The bytes of a buffer, copied out before any more JavaScript runs.
-fn copy(buffer: &ArrayBuffer<'_>) -> Vec<u8> {
-    // SAFETY: the slice lives only for this copy; no JavaScript runs while it exists, so
-    // the engine cannot write into, detach or reallocate the buffer under it.
-    unsafe { buffer.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default()
-}
-
-/// The object `web.js` turns into a `Response` or an error.
-fn answer<'js>(ctx: &Ctx<'js>, outcome: Result<Answer, Failure>) -> rquickjs::Result<Object<'js>> {
-    let object = Object::new(ctx.clone())?;
-    match outcome {
-        Ok(a) => {
-            object.set("status", a.status)?;
-            object.set("statusText", a.status_text)?;
-            object.set("url", a.url)?;
-            object.set("redirected", a.redirected)?;
-            object.set("headers", a.headers)?;
-            object.set("body", ArrayBuffer::new(ctx.clone(), a.body)?)?;
-        }
-        Err(f) => {
-            let error = Object::new(ctx.clone())?;
-            error.set("name", f.name)?;
-            error.set("message", f.message)?;
-            object.set("error", error)?;
-        }
-    }
-    Ok(object)
 }

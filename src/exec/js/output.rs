@@ -2,7 +2,7 @@
 //! boundary, with the truncation recorded rather than hidden.
 
 /// Both captured streams of one run.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Captured {
     /// What console.log/info/debug/dir wrote.
     pub stdout: Stream,
@@ -13,8 +13,19 @@ pub struct Captured {
     pub result_truncated: bool,
 }
 
+impl Captured {
+    /// The same output with each stream held to `cap` characters: what a worker sent is
+    /// not taken on trust.
+    #[must_use]
+    pub fn capped(mut self, cap: usize) -> Captured {
+        self.stdout.cap(cap);
+        self.stderr.cap(cap);
+        self
+    }
+}
+
 /// One capped stream.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Stream {
     text: String,
     chars: usize,
@@ -41,6 +52,15 @@ impl Stream {
                 return;
             }
         }
+    }
+
+    /// Cuts the text to `cap` characters, if it holds more.
+    fn cap(&mut self, cap: usize) {
+        if let Some((cut, _)) = self.text.char_indices().nth(cap) {
+            self.text.truncate(cut);
+            self.truncated = true;
+        }
+        self.chars = self.chars.min(cap);
     }
 
     /// The text kept.

@@ -1,35 +1,44 @@
-//! `Js`: the JavaScript backend as the rest of toolgate sees it. Every run gets a fresh
-//! engine (runtime + context) that no other run has touched, but the engine is built
-//! *before* the call arrives: building one (allocator, context, console and web shims)
-//! costs about 250 µs here while compiling and running a trivial snippet costs ~20 µs,
-//! so a few spares are kept ready and replaced in the background after each use.
+//! `Js`: the JavaScript backend as the rest of toolgate sees it. Every run happens in a
+//! worker process (`client.rs`, `worker.rs`) under the process sandbox, in an engine no
+//! other run touched, and the server holds the limits from outside: at the deadline, or
+//! when the call is cancelled, it tells the worker to stop, takes the answer the worker
+//! gives from a thread the script cannot block, and kills the worker — so the CPU stops
+//! even when the script is inside a native call that no interrupt check reaches (QuickJS
+//! checks between bytecodes only: `'a'.repeat(1e7).indexOf(…)` ran 142 s past a 30 s
+//! deadline in the engine's own thread). A worker whose run ended cleanly (a value or a
+//! thrown error) serves again, since its next run gets a fresh engine; one whose run hit
+//! a limit is killed and replaced. Idle workers wait with their next engine built.
 //!
-//! A run happens on a blocking thread (a CPU-bound script never stalls the async server)
-//! inside the server's own tokio runtime, so `fetch` uses its I/O and timer drivers.
-//! The caller does not depend on that thread to answer: it waits for the engine's
-//! answer, the deadline (counted from the call) or its cancellation token, whichever
-//! comes first, and answers from the run's shared state, so a script stuck in a long
-//! native call, a garbage collection over a huge heap, or the freeing of that heap
-//! cannot delay the answer. The engine is told to stop at the same moment and ends on
-//! its own thread; it is dropped there, off the caller's path.
+//! Why processes and not a watchdog thread: a thread cannot stop another thread that is
+//! inside a native call, and `pthread_cancel`/signals would leave QuickJS's heap half
+//! updated. Measured here (release, stdio, back to back): a trivial `run_javascript`
+//! costs about 0.1 ms more through a worker than in the server's own thread; see README.
+//!
+//! `fetch` is made here, not in the worker (which has no network): the worker asks over
+//! the pipe and this side makes the request under the address policy and the limits of
+//! `fetch.rs`, at most [`FETCH_IN_FLIGHT`] per run at once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use tokio::runtime::Handle;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use super::bytecode::Scripts;
-use super::engine::{Engine, JsLimits};
-use super::fetch::Fetcher;
+use super::client::Worker;
+use super::engine::JsLimits;
+use super::fetch::{Answer, Fetcher};
+use super::local::Ran;
 use super::output::Captured;
 use super::policy::FetchAllow;
-use super::program::{self, Program};
-use super::state::{Limit, RunState};
+use super::wire::{Failure, FromWorker, Job, Stop, ToWorker};
 use crate::error::Error;
-use crate::limits::{FETCH_BODY_BYTES, JS_SPARE_ENGINES};
+use crate::limits::{FETCH_BODY_BYTES, FETCH_IN_FLIGHT, JS_SPARE_WORKERS, JS_WORKER_RUNS, JS_WORKER_STOP_GRACE};
 
 /// What a successful tool run produced.
 #[derive(Debug)]
@@ -46,28 +55,34 @@ pub struct SnippetOutput {
     /// Its return value (`None` for undefined) — JSON when it serialises, else the text
     /// `console.log` would print — or the error that ended it.
     pub outcome: Result<Option<serde_json::Value>, Error>,
-    /// Captured console output, kept on every path.
+    /// Captured console output, kept on every path the worker answered.
     pub captured: Captured,
 }
 
-/// The JavaScript backend of one process: its limits, the shared HTTP side of `fetch`,
-/// and the spare engines.
+/// The JavaScript backend of one process: its limits, the places runs take, the HTTP
+/// side of `fetch`, and the idle workers.
 pub struct Js {
     limits: JsLimits,
+    /// This binary, started in worker mode.
+    program: PathBuf,
     /// One permit per run at once.
     runs: Arc<Semaphore>,
-    /// One permit per MiB of the heap budget all running engines share.
+    /// One permit per MiB of the heap budget all running workers share.
     heap: Arc<Semaphore>,
     fetcher: Arc<Fetcher>,
-    scripts: Arc<Scripts>,
-    spares: Arc<Mutex<Vec<Engine>>>,
+    /// Started workers waiting for a run, oldest first (it has had longest to build its
+    /// next engine).
+    idle: Arc<Mutex<VecDeque<Worker>>>,
     refilling: Arc<AtomicBool>,
+    /// Numbers runs, so a frame about an earlier run is never taken for the current one.
+    next_run: AtomicU64,
 }
 
 impl std::fmt::Debug for Js {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Js")
             .field("limits", &self.limits)
+            .field("program", &self.program)
             .finish_non_exhaustive()
     }
 }
@@ -80,15 +95,20 @@ fn mib(bytes: usize) -> u32 {
     u32::try_from(bytes.div_ceil(1024 * 1024)).unwrap_or(u32::MAX)
 }
 
-/// One run's result and output.
-type Ran = (Result<Option<serde_json::Value>, Error>, Captured);
+/// How a conversation with a worker ended, and whether the worker may serve again.
+struct Ended {
+    ran: Ran,
+    reusable: bool,
+}
 
 impl Js {
-    /// A backend running every script within `limits`. No engine is built until the
-    /// first run, so a process that never runs JavaScript pays nothing for it.
-    pub fn new(limits: JsLimits) -> Js {
+    /// A backend running every script within `limits` in workers started from
+    /// `program` (this binary: `std::env::current_exe()`). No worker starts until the
+    /// first run or [`Js::prewarm`].
+    pub fn new(limits: JsLimits, program: PathBuf) -> Js {
         Js {
             limits,
+            program,
             runs: Arc::new(Semaphore::new(limits.concurrent_runs.max(1))),
             heap: Arc::new(Semaphore::new(mib(limits.total_heap_bytes).max(1) as usize)),
             fetcher: Arc::new(Fetcher::new(
@@ -96,9 +116,9 @@ impl Js {
                 FETCH_BODY_BYTES,
                 FetchAllow::default(),
             )),
-            scripts: Arc::default(),
-            spares: Arc::default(),
+            idle: Arc::default(),
             refilling: Arc::default(),
+            next_run: AtomicU64::new(1),
         }
     }
 
@@ -108,6 +128,12 @@ impl Js {
     pub fn with_fetch_allow(mut self, allow: FetchAllow) -> Js {
         self.fetcher = Arc::new(Fetcher::new(self.limits.fetch_timeout, FETCH_BODY_BYTES, allow));
         self
+    }
+
+    /// Starts the idle workers now, in the background, so the first call does not wait
+    /// for one. Must be called inside a tokio runtime.
+    pub fn prewarm(&self) {
+        self.refill();
     }
 
     /// Runs a tool script: evaluates `code` (named `filename` in stack traces), then
@@ -120,15 +146,7 @@ impl Js {
         params: serde_json::Value,
         cancel: &CancellationToken,
     ) -> Result<JsOutput, Error> {
-        let program = Program::Tool {
-            filename,
-            params: params.to_string(),
-        };
-        let (outcome, captured) = self.execute(code, program, cancel).await;
-        Ok(JsOutput {
-            result: outcome?.unwrap_or(serde_json::Value::Null),
-            captured,
-        })
+        self.tool(code, filename, params, false, cancel).await
     }
 
     /// Runs a TypeScript tool script: types erased (lines kept), then as [`Js::run_tool`].
@@ -139,28 +157,49 @@ impl Js {
         params: serde_json::Value,
         cancel: &CancellationToken,
     ) -> Result<JsOutput, Error> {
-        let js = self.scripts.typescript(&filename, code)?;
-        self.run_tool(js, filename, params, cancel).await
+        self.tool(code.clone(), filename, params, true, cancel).await
+    }
+
+    async fn tool(
+        &self,
+        code: Arc<str>,
+        filename: String,
+        params: serde_json::Value,
+        typescript: bool,
+        cancel: &CancellationToken,
+    ) -> Result<JsOutput, Error> {
+        let job = Job::Tool {
+            filename,
+            code: code.to_string(),
+            params: params.to_string(),
+            typescript,
+        };
+        let (outcome, captured) = self.execute(job, cancel).await;
+        Ok(JsOutput {
+            result: outcome?.unwrap_or(serde_json::Value::Null),
+            captured,
+        })
     }
 
     /// Runs a snippet as the body of an async function: the JS-VM seed's
     /// `run_javascript`, or with `typescript` its `run_typescript` (types erased first,
     /// lines kept). Cancelling `cancel` stops it as in [`Js::run_tool`].
     pub async fn run_snippet(&self, code: &str, typescript: bool, cancel: &CancellationToken) -> SnippetOutput {
-        let (outcome, captured) = match program::snippet(code, typescript) {
-            Ok((wrapped, program)) => self.execute(Arc::from(wrapped), program, cancel).await,
-            Err(e) => (Err(e), Captured::default()),
+        let job = Job::Snippet {
+            code: code.to_owned(),
+            typescript,
         };
+        let (outcome, captured) = self.execute(job, cancel).await;
         SnippetOutput { outcome, captured }
     }
 
-    /// Runs `program` in a spare engine (or a new one when none is ready) on a blocking
-    /// thread, then tops the spares up. Answers when the engine does, at the deadline,
-    /// or when `cancel` is cancelled, whichever comes first.
-    async fn execute(&self, code: Arc<str>, program: Program, cancel: &CancellationToken) -> Ran {
+    /// Runs `job` in an idle worker (or a new one), then tops the idle workers up.
+    /// Answers when the worker does, or at the deadline or cancellation plus at most
+    /// [`JS_WORKER_STOP_GRACE`].
+    async fn execute(&self, job: Job, cancel: &CancellationToken) -> Ran {
         let until = Instant::now() + self.limits.wall_clock;
         // A place among the runs and this run's heap from the shared budget, within the
-        // run's own deadline. They are held until the engine's thread ends.
+        // run's own deadline, held until its worker has answered or been killed.
         let places = tokio::select! {
             biased;
             () = cancel.cancelled() => return (Err(Error::Cancelled), Captured::default()),
@@ -169,61 +208,134 @@ impl Js {
             }
             places = self.places() => places,
         };
-        let places = match places {
+        let _places: Places = match places {
             Ok(p) => p,
             Err(e) => return (Err(e), Captured::default()),
         };
-        let spare = self.spares.lock().unwrap_or_else(PoisonError::into_inner).pop();
-        let state = spare
-            .as_ref()
-            .map_or_else(|| Arc::new(RunState::new()), |e| e.state().clone());
-        state.arm(until);
-        // Whatever ends the wait below (or drops it), the engine stops then too.
-        let halt = Stopper {
-            state: state.clone(),
-            halt: CancellationToken::new(),
+        let taken = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
+        let mut worker = match taken {
+            Some(worker) => worker,
+            None => match Worker::spawn(&self.program, self.limits, FETCH_BODY_BYTES).await {
+                Ok(worker) => worker,
+                Err(e) => return (Err(e), Captured::default()),
+            },
         };
-        let handle = Handle::current();
-        let (limits, fetcher, scripts) = (self.limits, self.fetcher.clone(), self.scripts.clone());
-        let (tx, rx) = oneshot::channel();
-        let (engine_state, engine_halt) = (state.clone(), halt.halt.clone());
-        tokio::task::spawn_blocking(move || {
-            // Every spare was built by this backend, with these limits.
-            let engine = match spare {
-                Some(engine) => Ok(engine),
-                None => handle.block_on(Engine::new(limits, fetcher, engine_state)),
-            };
-            match engine {
-                Ok(engine) => {
-                    let ran = handle.block_on(engine.run(&code, &program, &scripts, until, &engine_halt));
-                    // The caller has its answer before the engine is freed.
-                    let _ = tx.send(ran);
-                    drop(engine);
-                    drop(places);
+        // Topped up only when none is left: a client calling back to back is then served
+        // by two workers in turn, each building its next engine while the other runs.
+        if self.idle.lock().unwrap_or_else(PoisonError::into_inner).is_empty() {
+            self.refill();
+        }
+        let run = self.next_run.fetch_add(1, Ordering::Relaxed);
+        let ended = self.converse(&mut worker, run, job, until, cancel).await;
+        worker.runs += 1;
+        if ended.reusable && worker.runs < JS_WORKER_RUNS {
+            let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+            if idle.len() < self.limits.concurrent_runs.max(JS_SPARE_WORKERS) {
+                idle.push_back(worker);
+            }
+        }
+        // Otherwise `worker` is dropped here: killed, before its places are given back.
+        ended.ran
+    }
+
+    /// One run's conversation with `worker`: the job, the requests it makes, and its
+    /// answer — or, at the deadline or on cancellation, a stop and the answer to that.
+    async fn converse(
+        &self,
+        worker: &mut Worker,
+        run: u64,
+        job: Job,
+        until: Instant,
+        cancel: &CancellationToken,
+    ) -> Ended {
+        let deadline = until.saturating_duration_since(Instant::now());
+        if !worker.send(&ToWorker::Run { run, job, deadline }, &[]).await {
+            return self.lost(worker, None).await;
+        }
+        let in_flight = Arc::new(Semaphore::new(FETCH_IN_FLIGHT));
+        let mut fetches: FuturesUnordered<BoxFuture<'static, (u32, Result<Answer, Failure>)>> = FuturesUnordered::new();
+        let mut aborts: HashMap<u32, Arc<Notify>> = HashMap::new();
+        let mut stopped: Option<Stop> = None;
+        let mut grace = tokio::time::Instant::from(until) + JS_WORKER_STOP_GRACE;
+        loop {
+            tokio::select! {
+                biased;
+                frame = worker.recv() => match frame {
+                    None => return self.lost(worker, stopped).await,
+                    Some((FromWorker::Done { run: r, outcome, captured }, _)) if r == run => {
+                        let outcome = outcome.map_err(Error::from);
+                        // A run that met a limit (or an internal fault) costs its worker.
+                        let clean = matches!(outcome, Ok(_) | Err(Error::Execution { .. }));
+                        return Ended {
+                            ran: (outcome, captured.capped(self.limits.output_chars)),
+                            reusable: clean && stopped.is_none(),
+                        };
+                    }
+                    Some((FromWorker::Fetch { run: r, id, request }, body)) if r == run && stopped.is_none() => {
+                        let cancel = Arc::new(Notify::new());
+                        aborts.insert(id, cancel.clone());
+                        let body = request.has_body.then_some(body);
+                        let (fetcher, in_flight) = (self.fetcher.clone(), in_flight.clone());
+                        fetches.push(Box::pin(async move {
+                            (id, fetcher.fetch(&request, body, cancel, in_flight).await)
+                        }));
+                    }
+                    Some((FromWorker::Abort { run: r, id }, _)) if r == run => {
+                        if let Some(cancel) = aborts.remove(&id) {
+                            cancel.notify_one();
+                        }
+                    }
+                    // About an earlier run, or a request made while stopping.
+                    Some(_) => {}
+                },
+                Some((id, answer)) = fetches.next(), if !fetches.is_empty() => {
+                    aborts.remove(&id);
+                    let (reply, body) = match answer {
+                        Ok((head, body)) => (Ok(head), body),
+                        Err(failure) => (Err(failure), Vec::new()),
+                    };
+                    if !worker.send(&ToWorker::Fetched { run, id, reply }, &body).await {
+                        return self.lost(worker, stopped).await;
+                    }
                 }
-                Err(e) => {
-                    let _ = tx.send(Err(e));
+                () = cancel.cancelled(), if stopped.is_none() => {
+                    stopped = Some(Stop::Cancelled);
+                    grace = tokio::time::Instant::now() + JS_WORKER_STOP_GRACE;
+                    if !worker.send(&ToWorker::Stop { run, why: Stop::Cancelled }, &[]).await {
+                        return self.lost(worker, stopped).await;
+                    }
+                }
+                () = tokio::time::sleep_until(until.into()), if stopped.is_none() => {
+                    stopped = Some(Stop::Deadline);
+                    if !worker.send(&ToWorker::Stop { run, why: Stop::Deadline }, &[]).await {
+                        return self.lost(worker, stopped).await;
+                    }
+                }
+                () = tokio::time::sleep_until(grace), if stopped.is_some() => {
+                    return self.lost(worker, stopped).await;
                 }
             }
-        });
-        self.refill();
-        let outcome = tokio::select! {
-            biased;
-            ran = rx => ran.unwrap_or_else(|_| Err(Error::Internal("the JavaScript thread ended without an answer".to_owned()))),
-            () = cancel.cancelled() => {
-                state.stop(Limit::Cancelled);
-                Err(self.verdict(&state))
-            }
-            () = tokio::time::sleep_until(until.into()) => {
-                state.stop(Limit::Deadline);
-                Err(self.verdict(&state))
-            }
-            // The heap cap (or the interrupt handler, a little past the deadline) fired:
-            // the run has failed, whatever the script makes of it.
-            () = state.fired() => Err(self.verdict(&state)),
+        }
+    }
+
+    /// The end of a run whose worker did not answer: the limit the server stopped it
+    /// for, or, when nothing stopped it, what became of the worker.
+    async fn lost(&self, worker: &mut Worker, stopped: Option<Stop>) -> Ended {
+        let error = match stopped {
+            Some(Stop::Deadline) => Error::Timeout {
+                what: "The JavaScript".to_owned(),
+                after: self.limits.wall_clock,
+            },
+            Some(Stop::Cancelled) => Error::Cancelled,
+            None => Error::Internal(format!(
+                "the JavaScript worker process ended before answering ({}); it is replaced",
+                worker.ended().await
+            )),
         };
-        drop(halt);
-        (outcome, state.take_captured())
+        Ended {
+            ran: (Err(error), Captured::default()),
+            reusable: false,
+        }
     }
 
     /// A place among the concurrent runs and this run's heap from the shared budget.
@@ -247,186 +359,25 @@ impl Js {
         }
     }
 
-    /// Places free now, for tests: (runs, MiB of heap).
-    #[cfg(test)]
-    fn free(&self) -> (usize, usize) {
-        (self.runs.available_permits(), self.heap.available_permits())
-    }
-
-    /// The error of the limit that ended a run the caller stopped waiting for.
-    fn verdict(&self, state: &RunState) -> Error {
-        state
-            .verdict(self.limits.wall_clock, self.limits.heap_bytes)
-            .unwrap_or_else(|| Error::Internal("the run stopped with no limit".to_owned()))
-    }
-
-    /// Builds spares in the background until there are [`JS_SPARE_ENGINES`], unless a
+    /// Starts workers in the background until [`JS_SPARE_WORKERS`] are idle, unless a
     /// refill is already running.
     fn refill(&self) {
         if self.refilling.swap(true, Ordering::AcqRel) {
             return;
         }
-        let (spares, refilling) = (self.spares.clone(), self.refilling.clone());
-        let (limits, fetcher) = (self.limits, self.fetcher.clone());
-        let handle = Handle::current();
-        tokio::task::spawn_blocking(move || {
-            while spares.lock().unwrap_or_else(PoisonError::into_inner).len() < JS_SPARE_ENGINES {
-                match handle.block_on(Engine::new(limits, fetcher.clone(), Arc::new(RunState::new()))) {
-                    Ok(engine) => spares.lock().unwrap_or_else(PoisonError::into_inner).push(engine),
+        let (idle, refilling) = (self.idle.clone(), self.refilling.clone());
+        let (program, limits) = (self.program.clone(), self.limits);
+        tokio::spawn(async move {
+            while idle.lock().unwrap_or_else(PoisonError::into_inner).len() < JS_SPARE_WORKERS {
+                match Worker::spawn(&program, limits, FETCH_BODY_BYTES).await {
+                    Ok(worker) => idle.lock().unwrap_or_else(PoisonError::into_inner).push_back(worker),
                     Err(e) => {
-                        tracing::warn!("cannot prepare a JavaScript engine: {e}");
+                        tracing::warn!("{e}");
                         break;
                     }
                 }
             }
             refilling.store(false, Ordering::Release);
         });
-    }
-}
-
-/// Stops a run's engine when dropped: when its caller has answered, or stopped waiting
-/// because its own future was dropped (a client that went away).
-struct Stopper {
-    state: Arc<RunState>,
-    halt: CancellationToken,
-}
-
-impl Drop for Stopper {
-    fn drop(&mut self) {
-        // After an answer from the engine this changes nothing: its limits are decided.
-        self.state.stop(Limit::Cancelled);
-        self.halt.cancel();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn js() -> Js {
-        Js::new(JsLimits {
-            heap_bytes: 64 << 20,
-            wall_clock: Duration::from_secs(20),
-            output_chars: 1000,
-            result_chars: 1000,
-            concurrent_runs: 1,
-            total_heap_bytes: 64 << 20,
-            fetch_timeout: Duration::from_secs(5),
-        })
-    }
-
-    fn none() -> CancellationToken {
-        CancellationToken::new()
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn cancelling_a_run_stops_it_and_says_so() {
-        // A 20 s deadline: only the cancellation can end these runs early.
-        let js = js();
-        let cancel = CancellationToken::new();
-        let canceller = cancel.clone();
-        tokio::spawn(async move {
-            tokio::task::yield_now().await;
-            canceller.cancel();
-        });
-        let out = js
-            .run_snippet("console.log('started'); while (true) {}", false, &cancel)
-            .await;
-        assert!(matches!(out.outcome, Err(Error::Cancelled)), "{:?}", out.outcome);
-        let cancel = CancellationToken::new();
-        let canceller = cancel.clone();
-        tokio::spawn(async move { canceller.cancel() });
-        let code: Arc<str> = Arc::from("function run() { while (true) {} }");
-        let out = js
-            .run_tool(code, "spin.js".into(), serde_json::json!({}), &cancel)
-            .await;
-        assert!(matches!(out, Err(Error::Cancelled)), "{out:?}");
-        // The backend still runs scripts afterwards.
-        let out = js.run_snippet("return 1;", false, &none()).await;
-        assert_eq!(out.outcome.ok(), Some(Some(serde_json::json!(1))));
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn cached_scripts_keep_sloppy_semantics_and_lines_on_every_run() {
-        let js = js();
-        // Sloppy mode: assigning an undeclared name creates a global (strict would throw).
-        let code: Arc<str> = Arc::from(
-            "function run(p) {\n  total = p.n + 1;\n  if (p.n < 0) throw new Error('negative');\n  return total;\n}",
-        );
-        for n in [1, 2] {
-            let out = js
-                .run_tool(code.clone(), "t.js".into(), serde_json::json!({"n": n}), &none())
-                .await;
-            assert_eq!(out.map(|o| o.result).ok(), Some(serde_json::json!(n + 1)));
-        }
-        let Err(Error::Execution { message }) = js
-            .run_tool(code.clone(), "t.js".into(), serde_json::json!({"n": -1}), &none())
-            .await
-        else {
-            panic!("a throw is an execution error");
-        };
-        assert!(message.contains("negative") && message.contains("t.js:3"), "{message}");
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_script_that_does_not_compile_reports_its_syntax_error() {
-        let js = js();
-        let code: Arc<str> = Arc::from("function run(p) {\n  return p +;\n}");
-        let Err(Error::Execution { message }) =
-            js.run_tool(code, "bad.js".into(), serde_json::json!({}), &none()).await
-        else {
-            panic!("a syntax error is an execution error");
-        };
-        assert!(
-            message.starts_with("SyntaxError") && message.contains("bad.js:2"),
-            "{message}"
-        );
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn every_run_gets_a_fresh_engine() {
-        let js = js();
-        for _ in 0..4 {
-            let out = js
-                .run_snippet(
-                    "const seen = globalThis.mark; globalThis.mark = 1; return seen ?? null;",
-                    false,
-                    &none(),
-                )
-                .await;
-            assert_eq!(
-                out.outcome.ok(),
-                Some(Some(serde_json::Value::Null)),
-                "nothing leaks between runs"
-            );
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_run_waits_for_a_place_and_takes_it_when_it_frees() {
-        // One place (and a heap budget of one run): the second run must wait.
-        let js = Arc::new(js());
-        let hold = CancellationToken::new();
-        let first = {
-            let (js, hold) = (js.clone(), hold.clone());
-            tokio::spawn(async move { js.run_snippet("await new Promise(() => {})", false, &hold).await })
-        };
-        while js.free() != (0, 0) {
-            tokio::task::yield_now().await;
-        }
-        let mut second = {
-            let js = js.clone();
-            tokio::spawn(async move { js.run_snippet("return 2", false, &none()).await })
-        };
-        // Unlimited, the second run would answer in about a millisecond.
-        let waited = tokio::time::timeout(Duration::from_millis(300), &mut second).await;
-        assert!(
-            waited.is_err(),
-            "the second run ran while the first held the only place"
-        );
-        hold.cancel();
-        assert!(matches!(first.await.unwrap().outcome, Err(Error::Cancelled)));
-        assert_eq!(second.await.unwrap().outcome.ok(), Some(Some(serde_json::json!(2))));
     }
 }

@@ -1,24 +1,24 @@
-//! What the engine's thread and the caller share about one run: its deadline, the limit
-//! that ended it first, and its captured output.
+//! What the engine's thread and the worker's reader thread (which acts on the server's
+//! stop) share about one run: its deadline, the limit that ended it first, and its
+//! captured output.
 //!
 //! Three parties read the deadline: QuickJS's interrupt handler, the capped allocator
 //! (which refuses every allocation once it has passed, so a script spending its time in
 //! large native calls such as `new Array(1e5).fill(1)` stops at its next allocation
 //! rather than at its next interrupt poll, which QuickJS makes only every 10,000
-//! branches or calls), and the caller's own wait (which answers at the deadline even
-//! when the engine's thread is still inside a long native call or a garbage collection).
+//! branches or calls), and the reader thread, which answers the server's stop with the
+//! output so far even when the engine's thread is inside a long native call (the server
+//! then kills the worker).
 //!
 //! Which limit ended the run is decided once, by the first to fire: the deadline, the
-//! heap cap, or the caller cancelling. A script that caught the heap cap's
-//! out-of-memory error and then ran on until the deadline still fails with the heap
-//! limit, because the cap came first; a script that reached the deadline first fails
+//! heap cap, or the caller cancelling. The heap cap also stops the script, so one that
+//! caught its out-of-memory error cannot run on to the deadline; either way it fails with
+//! the heap limit, because the cap came first; a script that reached the deadline first fails
 //! with the deadline even if freeing its heap afterwards would have hit the cap.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
-
-use tokio::sync::Notify;
 
 use super::output::Captured;
 use crate::error::Error;
@@ -60,9 +60,6 @@ pub(super) struct RunState {
     deadline: AtomicU64,
     /// The [`Limit`] that fired first, or [`RUNNING`].
     ended: AtomicU8,
-    /// Signalled when a limit fires, so the caller can answer without waiting for the
-    /// engine to unwind (a run that hit its heap cap has failed, whatever it does next).
-    fired: Notify,
     /// Set once the engine is built. Until then the allocator ignores the deadline:
     /// QuickJS's runtime cannot be created with a refusing allocator (rquickjs 0.14
     /// reads the null runtime it would return), and a run already over when its engine
@@ -83,7 +80,6 @@ impl RunState {
             born: Instant::now(),
             deadline: AtomicU64::new(NO_DEADLINE),
             ended: AtomicU8::new(RUNNING),
-            fired: Notify::new(),
             ready: AtomicBool::new(false),
             interrupting: AtomicBool::new(false),
             captured: Mutex::default(),
@@ -91,9 +87,13 @@ impl RunState {
     }
 
     /// Starts the clock: the run must stop at `at`.
+    /// A run already stopped (the server's stop can arrive before the run begins) stays
+    /// stopped.
     pub(super) fn arm(&self, at: Instant) {
         let nanos = u64::try_from(at.saturating_duration_since(self.born).as_nanos()).unwrap_or(NO_DEADLINE - 1);
-        self.deadline.store(nanos, Ordering::Release);
+        let _ = self
+            .deadline
+            .compare_exchange(NO_DEADLINE, nanos, Ordering::AcqRel, Ordering::Acquire);
     }
 
     /// Returns true if and only if the deadline has passed (or the run was stopped);
@@ -113,17 +113,9 @@ impl RunState {
 
     /// Records `limit` as what ended the run, unless another limit fired before it.
     pub(super) fn record(&self, limit: Limit) {
-        let first = self
+        let _ = self
             .ended
             .compare_exchange(RUNNING, limit as u8, Ordering::AcqRel, Ordering::Acquire);
-        if first.is_ok() {
-            self.fired.notify_one();
-        }
-    }
-
-    /// Resolves once a limit has fired (at once if one already has).
-    pub(super) async fn fired(&self) {
-        self.fired.notified().await;
     }
 
     /// Ends the run now for `limit` (unless another limit fired before it): the

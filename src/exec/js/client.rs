@@ -1,0 +1,108 @@
+//! One JavaScript worker process seen from the server: started from this binary in
+//! worker mode (`worker.rs`) under the process sandbox, spoken to over its stdin and
+//! stdout (`wire.rs`, read without a task of its own), killed — with everything it was
+//! doing — when dropped.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use super::engine::JsLimits;
+use super::wire::{self, Frames, FromWorker, ToWorker};
+use super::worker::WORKER_ARG;
+use crate::error::Error;
+use crate::limits::{
+    JS_WORKER_OPEN_FILES, JS_WORKER_OVERHEAD_BYTES, JS_WORKER_RUNS, JS_WORKER_STOP_GRACE, SANDBOX_FILE_SIZE_BYTES,
+    SANDBOX_PROCESSES,
+};
+use crate::sandbox::{Rlimits, Sandbox};
+
+/// A frame from the worker: its header and body.
+pub(super) type Incoming = (FromWorker, Vec<u8>);
+
+/// A started worker. Dropping it kills the process (SIGKILL); tokio reaps it.
+#[derive(Debug)]
+pub(super) struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    frames: Frames<ChildStdout>,
+    /// Runs it has served.
+    pub(super) runs: u32,
+}
+
+impl Worker {
+    /// Starts `program` as a worker with `limits`, under every sandbox layer this kernel
+    /// allows, and sends it its setup.
+    pub(super) async fn spawn(program: &Path, limits: JsLimits, body_limit: usize) -> Result<Worker, Error> {
+        let cannot = |e: std::io::Error| {
+            Error::Internal(format!("cannot start a JavaScript worker ({}): {e}", program.display()))
+        };
+        let mut cmd = Command::new(program);
+        cmd.arg(WORKER_ARG)
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let runs = u64::from(JS_WORKER_RUNS);
+        let rlimits = Rlimits {
+            // A worker lives for at most this many runs, each within its deadline.
+            cpu_seconds: limits.wall_clock.as_secs().saturating_add(1).saturating_mul(runs),
+            address_space_bytes: (limits.heap_bytes as u64).saturating_add(JS_WORKER_OVERHEAD_BYTES),
+            file_size_bytes: SANDBOX_FILE_SIZE_BYTES,
+            open_files: JS_WORKER_OPEN_FILES,
+            processes: SANDBOX_PROCESSES,
+        };
+        Sandbox::get().confine_self_restricting(&mut cmd, &rlimits);
+        let mut child = cmd.spawn().map_err(cannot)?;
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(Error::Internal(
+                "a JavaScript worker started without its pipes".to_owned(),
+            ));
+        };
+        let setup = wire::frame(&ToWorker::Setup { limits, body_limit }, &[]).map_err(cannot)?;
+        stdin.write_all(&setup).await.map_err(cannot)?;
+        Ok(Worker {
+            child,
+            stdin,
+            frames: Frames::new(stdout, body_limit),
+            runs: 0,
+        })
+    }
+
+    /// Sends one frame. `false` when the worker is gone or does not read within
+    /// [`JS_WORKER_STOP_GRACE`] (either way it must be killed: a frame may be half sent).
+    pub(super) async fn send(&mut self, message: &ToWorker, body: &[u8]) -> bool {
+        let Ok(frame) = wire::frame(message, body) else {
+            return false;
+        };
+        matches!(
+            tokio::time::timeout(JS_WORKER_STOP_GRACE, self.stdin.write_all(&frame)).await,
+            Ok(Ok(()))
+        )
+    }
+
+    /// The next frame, `None` once the worker has ended or sent a bad frame (it must then
+    /// be killed). Cancellation-safe.
+    pub(super) async fn recv(&mut self) -> Option<Incoming> {
+        match self.frames.next().await {
+            Ok(frame) => frame,
+            Err(e) => {
+                tracing::warn!("a JavaScript worker sent a bad frame ({e}); it is replaced");
+                None
+            }
+        }
+    }
+
+    /// Why the worker ended, once its output has: its exit status (waited for at most
+    /// [`JS_WORKER_STOP_GRACE`]).
+    pub(super) async fn ended(&mut self) -> String {
+        match tokio::time::timeout(JS_WORKER_STOP_GRACE, self.child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "it stopped answering".to_owned(),
+        }
+    }
+}
