@@ -70,3 +70,23 @@ async fn the_embedded_catalogue_always_runs_locally() {
     assert_eq!(expect_ok(&r)["slug"], "deja-vu");
     assert!(!gate.stop().await.contains(WARNING));
 }
+
+#[tokio::test]
+async fn an_api_answer_is_held_to_the_limits_of_a_local_run() {
+    let api = ScriptedApi::start(vec![manifest("huge", false), manifest("chatty", false)]).await;
+    let gate = Gate::start(&[("TOOLGATE_API_URL", &api.host), ("TOOLGATE_RESULT_CHARS", "2048")]).await;
+    let r = gate.call("huge", json!({})).await;
+    let s = expect_error(&r, "RESOURCE_LIMIT");
+    assert!(s["error"].as_str().unwrap().contains("2048 characters"), "{s}");
+    let r = gate.call("chatty", json!({})).await;
+    assert_eq!(expect_ok(&r)["ran"], "remote");
+    let s = crate::util::structured(&r);
+    assert_eq!(
+        s["stdout"].as_str().unwrap().chars().count(),
+        262_144,
+        "cut at the output cap"
+    );
+    assert_eq!(s["truncated"], true, "{}", s["truncated"]);
+    assert_eq!(s["stderr"], "z");
+    gate.stop().await;
+}

@@ -267,8 +267,9 @@ pub struct ScriptedApi {
 
 impl ScriptedApi {
     /// Serves `tools`. `/run` answers `{"ran": "remote", ...}`, except for the slugs
-    /// `rate-limited` (429, Retry-After 7), `server-error` (503), `forbidden` (401) and
-    /// `slow` (answers after 5 s). `/source` serves JS answering `{"ran": "local"}` for
+    /// `rate-limited` (429, Retry-After 7), `server-error` (503), `forbidden` (401),
+    /// `slow` (answers after 5 s), `huge` (a 5,000-letter value) and `chatty` (300,000
+    /// characters of stdout). `/source` serves JS answering `{"ran": "local"}` for
     /// every tool whose manifest has a `runtime`.
     pub async fn start(tools: Vec<Value>) -> ScriptedApi {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -333,6 +334,9 @@ async fn scripted_run(
             r
         }
         "server-error" => err(503, "API_ERROR"),
+        "huge" => Json(json!({"success": true, "result": {"text": "x".repeat(5_000)}, "duration_ms": 1})).into_response(),
+        "chatty" => Json(json!({"success": true, "result": {"ran": "remote"}, "stdout": "y".repeat(300_000), "stderr": "z", "duration_ms": 1}))
+            .into_response(),
         "forbidden" => err(401, "UNAUTHORIZED"),
         "slow" => {
             tokio::time::sleep(Duration::from_secs(5)).await;

@@ -42,6 +42,10 @@ pub struct Executor {
     nyxilum: Nyxilum,
     /// Sources fetched from an API, kept as long as the catalogue is; `None` at TTL 0.
     sources: Option<Cache<String, Arc<SourceAnswer>>>,
+    /// Characters of JSON a returned value may hold, and of each output stream: an API's
+    /// answer is held to what a local run is.
+    result_chars: usize,
+    output_chars: usize,
 }
 
 impl Executor {
@@ -68,6 +72,8 @@ impl Executor {
             js: Js::new(js, js_worker),
             nyxilum,
             sources,
+            result_chars: limits.result_chars,
+            output_chars: limits.output_chars,
         }
     }
 
@@ -155,7 +161,7 @@ impl Executor {
                 }),
             },
             (Origin::Remote, None, _) => Err(Error::Internal("an HTTP catalogue without an API client".into())),
-            (Origin::Remote, Some(api), Execution::Remote) => remote(api, slug, &params).await,
+            (Origin::Remote, Some(api), Execution::Remote) => self.remote(api, slug, &params).await,
             (Origin::Remote, Some(api), Execution::Local) => match self.source(api, slug).await? {
                 Some(src) => {
                     self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, cancel)
@@ -171,10 +177,10 @@ impl Executor {
                     self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, cancel)
                         .await
                 }
-                Ok(_) => remote(api, slug, &params).await,
+                Ok(_) => self.remote(api, slug, &params).await,
                 Err(e) => {
                     tracing::debug!("auto: no source for {slug} ({e}); running it through the API");
-                    remote(api, slug, &params).await
+                    self.remote(api, slug, &params).await
                 }
             },
         }
@@ -231,26 +237,52 @@ impl Executor {
     }
 }
 
-async fn remote(api: &ApiClient, slug: &str, params: &Value) -> Result<Outcome, Error> {
-    let answer = api.run(slug, params).await.map_err(|e| match e {
-        Error::InvalidParams { violations, .. } => Error::InvalidParams {
-            slug: slug.to_owned(),
-            violations,
-        },
-        Error::ToolNotFound { candidates, .. } => Error::ToolNotFound {
-            slug: slug.to_owned(),
-            candidates,
-        },
-        Error::AmbiguousSlug { candidates, .. } => Error::AmbiguousSlug {
-            slug: slug.to_owned(),
-            candidates,
-        },
-        other => other,
-    })?;
-    Ok(Outcome {
-        result: answer.result,
-        stdout: answer.stdout,
-        stderr: answer.stderr,
-        truncated: false,
-    })
+impl Executor {
+    /// Runs `slug` through the API, its answer held to the limits of a local run: a value
+    /// whose JSON passes `result_chars` is a `RESOURCE_LIMIT` failure (a cut value would
+    /// break the tool's output schema), and each output stream is cut at `output_chars`
+    /// with the cut said.
+    async fn remote(&self, api: &ApiClient, slug: &str, params: &Value) -> Result<Outcome, Error> {
+        let answer = api.run(slug, params).await.map_err(|e| match e {
+            Error::InvalidParams { violations, .. } => Error::InvalidParams {
+                slug: slug.to_owned(),
+                violations,
+            },
+            Error::ToolNotFound { candidates, .. } => Error::ToolNotFound {
+                slug: slug.to_owned(),
+                candidates,
+            },
+            Error::AmbiguousSlug { candidates, .. } => Error::AmbiguousSlug {
+                slug: slug.to_owned(),
+                candidates,
+            },
+            other => other,
+        })?;
+        let json = answer.result.to_string();
+        if json.len() > self.result_chars && json.chars().nth(self.result_chars).is_some() {
+            return Err(Error::ResourceLimit {
+                what: "The value the catalogue API returned".to_owned(),
+                limit: format!("{} characters of JSON", self.result_chars),
+            });
+        }
+        let (stdout, cut_out) = cut(answer.stdout, self.output_chars);
+        let (stderr, cut_err) = cut(answer.stderr, self.output_chars);
+        Ok(Outcome {
+            result: answer.result,
+            stdout,
+            stderr,
+            truncated: cut_out || cut_err,
+        })
+    }
+}
+
+/// `text` held to `cap` characters, and whether it was cut.
+fn cut(mut text: String, cap: usize) -> (String, bool) {
+    match text.char_indices().nth(cap) {
+        Some((at, _)) => {
+            text.truncate(at);
+            (text, true)
+        }
+        None => (text, false),
+    }
 }
