@@ -213,7 +213,7 @@ async fn a_reused_worker_gives_each_run_a_fresh_engine() {
 }
 
 #[tokio::test]
-async fn workers_run_in_their_own_namespaces_without_new_privileges() {
+async fn workers_run_in_their_own_namespaces_without_new_privileges_under_seccomp() {
     let layers = Sandbox::get().layers();
     let gate = gate("5000").await;
     let server = gate.pid.unwrap();
@@ -223,21 +223,23 @@ async fn workers_run_in_their_own_namespaces_without_new_privileges() {
     assert!(!workers.is_empty(), "the run's worker waits for the next run");
     let ns = |pid: u32, kind: &str| std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).ok();
     for pid in workers {
-        if matches!(layers.landlock, Layer::Active(_)) {
-            // A worker still starting (a spare) restricts itself once it has read its
-            // setup: look until it has, or is gone.
-            let mut status = String::new();
-            for _ in 0..1_000_000 {
-                status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-                if status.is_empty() || status.contains("NoNewPrivs:\t1") {
-                    break;
-                }
-                tokio::task::yield_now().await;
+        // A worker still starting (a spare) restricts itself (landlock, which sets
+        // NoNewPrivs, then seccomp) once it has read its setup: look until it has, or is
+        // gone.
+        let mut status = String::new();
+        for _ in 0..1_000_000 {
+            status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            if status.is_empty() || status.contains("Seccomp:\t2") {
+                break;
             }
+            tokio::task::yield_now().await;
+        }
+        if !status.is_empty() {
             assert!(
-                status.is_empty() || status.contains("NoNewPrivs:\t1"),
-                "worker {pid}: {status}"
+                status.contains("Seccomp:\t2"),
+                "worker {pid} has no seccomp filter: {status}"
             );
+            assert!(status.contains("NoNewPrivs:\t1"), "worker {pid}: {status}");
         }
         match &layers.namespaces {
             Layer::Active(_) => {

@@ -18,7 +18,7 @@ mod probe;
 mod rules;
 mod worker;
 
-pub use worker::restrict_worker;
+pub use worker::{restrict_worker, seal_worker};
 
 use std::fmt;
 use std::path::PathBuf;

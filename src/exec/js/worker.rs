@@ -13,7 +13,9 @@
 //! this process, which is the only stop that always works.
 //!
 //! Before it reads a job the worker gives up every file and network access it could have
-//! (`sandbox::restrict_worker`): it needs neither, since `fetch` is made by the server.
+//! (`sandbox::restrict_worker`: it needs neither, since `fetch` is made by the server) and
+//! every system call it never makes (`sandbox::seal_worker`: no process, program, socket
+//! or signal to another process).
 //! When stdin ends (the server is gone), the process exits.
 
 use std::collections::HashMap;
@@ -175,6 +177,8 @@ fn serve() -> Result<(), String> {
             .name("watchdog".to_owned())
             .spawn(move || watchdog(&watched))
             .map_err(|e| format!("cannot start the watchdog thread: {e}"))?;
+        // Both threads exist: no new process, program or thread from here on.
+        crate::sandbox::seal_worker().map_err(|e| format!("cannot seal the worker: {e}"))?;
         frames.set_body_cap(body_limit);
         let local = Local::new(limits, Arc::new(Pipe(shared.clone())));
         loop {
