@@ -22,8 +22,9 @@ async fn every_run_is_recorded_newest_first_with_its_scope() {
     expect_error(&gate.call("echo", json!({"message": 5})).await, "INVALID_PARAMS");
     let r = gate.meta(json!({"command": "history"})).await;
     let s = structured(&r).clone();
-    assert!(s["scope"].as_str().unwrap().contains("this toolgate server process"));
+    assert!(s["scope"].as_str().unwrap().contains("this MCP session"));
     assert!(s["process_started_at"].as_str().unwrap().ends_with('Z'));
+    assert!(s["session_started_at"].as_str().unwrap() >= s["process_started_at"].as_str().unwrap());
     let runs = s["runs"].as_array().unwrap();
     let summary: Vec<(&str, &str, &str)> = runs
         .iter()
@@ -43,7 +44,7 @@ async fn every_run_is_recorded_newest_first_with_its_scope() {
             ("r1", "echo", "ok")
         ]
     );
-    assert!(text(&r).starts_with("This history covers only the runs of this toolgate server process"));
+    assert!(text(&r).starts_with("This history covers only the runs of this MCP session"));
 
     let shown = gate.meta(json!({"command": "history", "show": "-2"})).await;
     let run = &structured(&shown)["run"];

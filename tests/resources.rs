@@ -66,7 +66,7 @@ async fn every_resource_is_listed_and_readable() {
     expect_ok(&gate.call("slugify", json!({"text": "a b"})).await);
     let history = read_json(&gate, "tg://history").await;
     assert_eq!(history["runs"][0]["slug"], "slugify");
-    assert!(history["scope"].as_str().unwrap().contains("process"));
+    assert!(history["scope"].as_str().unwrap().contains("this MCP session"));
     gate.stop().await;
 }
 

@@ -6,22 +6,23 @@
 //! history and the answer's body cannot drift between them or between families. It
 //! speaks toolgate types only; protocol mapping stays in `mcp` and `operator`.
 
+mod caller;
 mod nyxilum;
 mod run;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use caller::Caller;
 pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
 
 use crate::catalogue::{Snapshot, Store};
 use crate::error::Error;
 use crate::exec::Executor;
-use crate::history::{Ended, Finished, History};
+use crate::history::{Ended, Finished};
 use crate::limits::Limits;
 use crate::registry::{Builtins, Entry, Kind, grouped};
 
@@ -41,8 +42,6 @@ pub struct Gateway {
     exec: Executor,
     builtins: Builtins,
     limits: Limits,
-    next_run: AtomicU64,
-    history: History,
 }
 
 impl Gateway {
@@ -53,8 +52,6 @@ impl Gateway {
             exec,
             builtins,
             limits,
-            next_run: AtomicU64::new(1),
-            history: History::default(),
         }
     }
 
@@ -111,21 +108,28 @@ impl Gateway {
     }
 
     /// Resolves `wanted` (as the meta-tool does), validates, runs: [`Gateway::call`].
-    pub async fn run(&self, wanted: &str, params: Value, cancel: &CancellationToken) -> Result<Run, Error> {
+    pub async fn run(
+        &self,
+        caller: &Caller,
+        wanted: &str,
+        params: Value,
+        cancel: &CancellationToken,
+    ) -> Result<Run, Error> {
         let entry = self.resolve(wanted, Reach::Meta).await?;
-        Ok(self.call(&entry, params, cancel).await)
+        Ok(self.call(caller, &entry, params, cancel).await)
     }
 
-    /// Validates `params` against `entry`, runs it unless `cancel` fires first, and
-    /// records the run (whatever its end, a validation failure included) in the history.
-    pub async fn call(&self, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
-        let id = format!("r{}", self.next_run.fetch_add(1, Ordering::Relaxed));
+    /// Validates `params` against `entry`, runs it for `caller` unless `cancel` fires
+    /// first, and records the run (whatever its end, a validation failure included) in
+    /// the caller's history.
+    pub async fn call(&self, caller: &Caller, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
+        let id = caller.history().next_id();
         let (started, clock) = (SystemTime::now(), Instant::now());
         tracing::debug!(run = %id, tool = entry.name(), "running");
         let produced = match entry.validator().and_then(|v| v.check(entry.name(), &params)) {
             Err(e) => Produced::refused(e),
             Ok(()) => tokio::select! {
-                produced = self.dispatch(entry, &params, cancel) => produced,
+                produced = self.dispatch(caller, entry, &params, cancel) => produced,
                 () = cancel.cancelled() => Produced::refused(Error::Cancelled),
             },
         };
@@ -136,12 +140,12 @@ impl Gateway {
             duration: clock.elapsed(),
             produced,
         };
-        self.record(&run, started, &params);
+        record(caller, &run, started, &params);
         run
     }
 
     /// The family's call.
-    async fn dispatch(&self, entry: &Entry, params: &Value, cancel: &CancellationToken) -> Produced {
+    async fn dispatch(&self, caller: &Caller, entry: &Entry, params: &Value, cancel: &CancellationToken) -> Produced {
         match entry {
             Entry::Catalogue { tool, snapshot } => {
                 match self
@@ -179,29 +183,9 @@ impl Gateway {
                         },
                     )
                 }
-                Kind::Nyxilum(tool) => nyxilum::call(self.exec.nyxilum(), tool, params).await,
+                Kind::Nyxilum(tool) => nyxilum::call(self.exec.nyxilum(), caller.owner(), tool, params).await,
             },
         }
-    }
-
-    /// Stores a finished run in the history.
-    fn record(&self, run: &Run, started: SystemTime, input: &Value) {
-        let recorded = run.recorded();
-        let ended = match run.error() {
-            None => Ended::Ok(&recorded),
-            Some(e) => Ended::Failed {
-                code: e.code(),
-                body: &recorded,
-            },
-        };
-        self.history.record(Finished {
-            id: run.id.clone(),
-            slug: &run.name,
-            started,
-            duration_ms: run.duration.as_millis() as u64,
-            input,
-            ended,
-        });
     }
 
     /// A check of whether a tool of `snapshot` can run here: `Ok`, else why not (a
@@ -220,9 +204,24 @@ impl Gateway {
     pub fn nyxilum(&self) -> &crate::exec::nyxilum::Nyxilum {
         self.exec.nyxilum()
     }
+}
 
-    /// This process's run history.
-    pub fn history(&self) -> &History {
-        &self.history
-    }
+/// Stores a finished run in its caller's history.
+fn record(caller: &Caller, run: &Run, started: SystemTime, input: &Value) {
+    let recorded = run.recorded();
+    let ended = match run.error() {
+        None => Ended::Ok(&recorded),
+        Some(e) => Ended::Failed {
+            code: e.code(),
+            body: &recorded,
+        },
+    };
+    caller.history().record(Finished {
+        id: run.id.clone(),
+        slug: &run.name,
+        started,
+        duration_ms: run.duration.as_millis() as u64,
+        input,
+        ended,
+    });
 }

@@ -15,7 +15,8 @@ use crate::limits;
 use crate::registry::NyxTool;
 
 /// Runs `tool` with `args` (already validated).
-pub(super) async fn call(nyx: &Nyxilum, tool: NyxTool, args: &Value) -> Produced {
+/// Runs `tool` with `args` for the caller `owner` (whose REPL sessions are its own).
+pub(super) async fn call(nyx: &Nyxilum, owner: u64, tool: NyxTool, args: &Value) -> Produced {
     let answer = match tool {
         NyxTool::Run => code(nyx, "nyxilum_run", Command::Run, args).await,
         NyxTool::Check => code(nyx, "nyxilum_check", Command::Check, args).await,
@@ -23,9 +24,9 @@ pub(super) async fn call(nyx: &Nyxilum, tool: NyxTool, args: &Value) -> Produced
         NyxTool::Format => code(nyx, "nyxilum_format", Command::Format, args).await,
         NyxTool::Version => version(nyx).await,
         NyxTool::Docs => docs(nyx, args),
-        NyxTool::ReplStart => repl_start(nyx).await,
-        NyxTool::ReplEval => repl_eval(nyx, args).await,
-        NyxTool::ReplStop => repl_stop(nyx, args).await,
+        NyxTool::ReplStart => repl_start(nyx, owner).await,
+        NyxTool::ReplEval => repl_eval(nyx, owner, args).await,
+        NyxTool::ReplStop => repl_stop(nyx, owner, args).await,
         NyxTool::DevBuild => dev(nyx, "nyxilum_dev_build", Dev::Build, args).await,
         NyxTool::DevTest => dev(nyx, "nyxilum_dev_test", Dev::Test, args).await,
     };
@@ -96,9 +97,9 @@ fn docs(nyx: &Nyxilum, args: &Value) -> Result<Produced, Error> {
 }
 
 /// `nyxilum_repl_start`.
-async fn repl_start(nyx: &Nyxilum) -> Result<Produced, Error> {
+async fn repl_start(nyx: &Nyxilum, owner: u64) -> Result<Produced, Error> {
     let nx = nyx.locator().locate()?;
-    let id = nyx.sessions().start(&nx).await?;
+    let id = nyx.sessions().start(owner, &nx).await?;
     let text = format!(
         "Started REPL session {id}. Declarations persist between nyxilum_repl_eval calls until nyxilum_repl_stop (at most {} sessions; closed after {} minutes idle).",
         limits::REPL_SESSIONS,
@@ -108,10 +109,10 @@ async fn repl_start(nyx: &Nyxilum) -> Result<Produced, Error> {
 }
 
 /// `nyxilum_repl_eval`.
-async fn repl_eval(nyx: &Nyxilum, args: &Value) -> Result<Produced, Error> {
+async fn repl_eval(nyx: &Nyxilum, owner: u64, args: &Value) -> Result<Produced, Error> {
     let id = text_arg(args, "session_id");
     let timeout = timeout_arg(args, limits::NYX_TIMEOUT.as_millis() as u64);
-    let evaluated = nyx.sessions().eval(id, text_arg(args, "code"), timeout).await?;
+    let evaluated = nyx.sessions().eval(owner, id, text_arg(args, "code"), timeout).await?;
     Ok(match evaluated {
         Evaluated::Output { output, truncated } => {
             let text = if output.is_empty() {
@@ -145,9 +146,9 @@ async fn repl_eval(nyx: &Nyxilum, args: &Value) -> Result<Produced, Error> {
 }
 
 /// `nyxilum_repl_stop`.
-async fn repl_stop(nyx: &Nyxilum, args: &Value) -> Result<Produced, Error> {
+async fn repl_stop(nyx: &Nyxilum, owner: u64, args: &Value) -> Result<Produced, Error> {
     let id = text_arg(args, "session_id");
-    let (body, text) = if nyx.sessions().stop(id).await {
+    let (body, text) = if nyx.sessions().stop(owner, id).await {
         (json!({}), format!("Stopped REPL session {id}."))
     } else {
         (

@@ -1,5 +1,6 @@
-//! Run history: every run this server process performs, in memory only, bounded, with
-//! inputs redacted and payloads capped before they are stored.
+//! Run history: every run made for one caller (an MCP session), in memory only, bounded,
+//! with inputs redacted and payloads capped before they are stored. Each session has its
+//! own, numbering its own runs, so no session can read another's.
 //!
 //! **Invariant:** history never touches disk. Run payloads are user data and often
 //! secrets; losing them on restart costs nothing the call did not already return.
@@ -8,7 +9,8 @@ pub mod diff;
 pub mod redact;
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
 use serde::Serialize;
@@ -17,7 +19,7 @@ use serde_json::Value;
 use crate::limits::{HISTORY_PAYLOAD_CHARS, HISTORY_RUNS};
 
 /// What every history answer says about its scope.
-pub const SCOPE: &str = "This history covers only the runs of this toolgate server process since it started (every conversation it has served, not only the current one); it is kept in memory and never written to disk.";
+pub const SCOPE: &str = "This history covers only the runs of this MCP session since it began (over stdio, this connection; over HTTP, this Mcp-Session-Id; a stateless request keeps none); no other session can read it, and it is kept in memory and never written to disk.";
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -105,26 +107,41 @@ impl Record {
     }
 }
 
-/// The history of one server process.
+/// The history of one session.
 #[derive(Debug)]
 pub struct History {
     started_at: String,
     runs: Mutex<VecDeque<Record>>,
+    /// The number of the next run (`r1`, `r2`, …).
+    next: AtomicU64,
 }
 
 impl Default for History {
     fn default() -> Self {
+        process_started_at();
         History {
             started_at: rfc3339(SystemTime::now()),
-            runs: Mutex::new(VecDeque::with_capacity(HISTORY_RUNS)),
+            runs: Mutex::new(VecDeque::new()),
+            next: AtomicU64::new(1),
         }
     }
 }
 
+/// When this server process began (RFC 3339, UTC): the time of its first history.
+pub fn process_started_at() -> &'static str {
+    static STARTED: OnceLock<String> = OnceLock::new();
+    STARTED.get_or_init(|| rfc3339(SystemTime::now()))
+}
+
 impl History {
-    /// When this process started keeping history (RFC 3339, UTC).
-    pub fn process_started_at(&self) -> &str {
+    /// When this session's history began (RFC 3339, UTC).
+    pub fn session_started_at(&self) -> &str {
         &self.started_at
+    }
+
+    /// The id of the next run made for this session: `r1`, `r2`, …
+    pub fn next_id(&self) -> String {
+        format!("r{}", self.next.fetch_add(1, Ordering::Relaxed))
     }
 
     /// Stores a run, dropping the oldest beyond [`HISTORY_RUNS`]. Secret-keyed input

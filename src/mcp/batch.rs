@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::convert::answer;
 use crate::error::{BatchProblem, Error};
-use crate::gateway::{Gateway, Reach, Run};
+use crate::gateway::{Caller, Gateway, Reach, Run};
 use crate::limits::BATCH_MAX;
 
 /// Where progress goes, when the host asked for it.
@@ -38,6 +38,7 @@ impl Progress {
 /// Answers `{"command":"batch","runs":[{"slug":...,"params":{...}}, ...]}`.
 pub(crate) async fn batch(
     gateway: &Gateway,
+    caller: &Caller,
     args: &JsonObject,
     progress: Option<Progress>,
     cancel: &CancellationToken,
@@ -99,7 +100,7 @@ pub(crate) async fn batch(
     }
     let mut pending: FuturesUnordered<_> = planned
         .into_iter()
-        .map(|(index, entry, params)| async move { (index, gateway.call(&entry, params, cancel).await) })
+        .map(|(index, entry, params)| async move { (index, gateway.call(caller, &entry, params, cancel).await) })
         .collect();
     let mut finished: Vec<Option<Run>> = (0..total).map(|_| None).collect();
     let mut done = 0;

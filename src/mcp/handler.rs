@@ -19,13 +19,15 @@ use super::convert::{failure, run_result, unknown_tool};
 use super::watch::Watch;
 use super::{meta, prompts, resources, tools};
 use crate::error::Error;
-use crate::gateway::{Gateway, Reach};
+use crate::gateway::{Caller, Gateway, Reach};
 use crate::registry::Entry;
 
-/// toolgate's MCP server.
+/// toolgate's MCP server, for one session: what it holds is shared by every session of
+/// the process (gateway, advertised list) except its [`Caller`] (history, REPL sessions).
 #[derive(Debug, Clone)]
 pub struct Handler {
     gateway: Arc<Gateway>,
+    caller: Caller,
     name: String,
     watch: Arc<Watch>,
     listing: Arc<tools::Listing>,
@@ -42,9 +44,21 @@ impl Handler {
         };
         Handler {
             gateway,
+            caller: Caller::new(),
             name,
             watch: Arc::default(),
             listing: Arc::new(tools::Listing::new(policy)),
+        }
+    }
+
+    /// A handler for a new session: the same gateway and listing, a caller of its own
+    /// (an empty history, no REPL sessions) and its own record of what the client saw.
+    #[must_use]
+    pub fn for_new_session(&self) -> Handler {
+        Handler {
+            caller: Caller::new(),
+            watch: Arc::default(),
+            ..self.clone()
         }
     }
 
@@ -127,7 +141,10 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        Ok(ReadResourceResult::new(vec![resources::read(&self.gateway, &self.name, &request.uri).await?]).into())
+        Ok(ReadResourceResult::new(vec![
+            resources::read(&self.gateway, &self.caller, &self.name, &request.uri).await?,
+        ])
+        .into())
     }
 
     async fn list_prompts(
@@ -180,9 +197,11 @@ impl ServerHandler for Handler {
                 peer: context.peer.clone(),
                 token,
             });
-            return Ok(meta::call(&self.gateway, &self.name, &args, progress, &context.ct)
-                .await
-                .into());
+            return Ok(
+                meta::call(&self.gateway, &self.caller, &self.name, &args, progress, &context.ct)
+                    .await
+                    .into(),
+            );
         }
         let entry = match self.gateway.resolve(&request.name, Reach::Direct).await {
             Ok(entry) => entry,
@@ -196,7 +215,10 @@ impl ServerHandler for Handler {
                 .observe(&self.gateway, &self.listing, snapshot, &context.peer)
                 .await;
         }
-        let run = self.gateway.call(&entry, Value::Object(args), &context.ct).await;
+        let run = self
+            .gateway
+            .call(&self.caller, &entry, Value::Object(args), &context.ct)
+            .await;
         Ok(run_result(&run).into())
     }
 }

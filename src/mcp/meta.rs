@@ -12,7 +12,7 @@ use super::convert::{answer, failure, pretty, run_result};
 use super::tools::COMMANDS;
 use crate::catalogue::{Snapshot, Tool, example};
 use crate::error::Error;
-use crate::gateway::{Gateway, Reach};
+use crate::gateway::{Caller, Gateway, Reach};
 use crate::limits::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
 use crate::registry::Entry;
 use crate::search::QueryError;
@@ -20,12 +20,13 @@ use crate::search::QueryError;
 /// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
 pub(crate) async fn call(
     gateway: &Gateway,
+    caller: &Caller,
     meta_name: &str,
     args: &JsonObject,
     progress: Option<Progress>,
     cancel: &CancellationToken,
 ) -> CallToolResult {
-    match dispatch(gateway, meta_name, args, progress, cancel).await {
+    match dispatch(gateway, caller, meta_name, args, progress, cancel).await {
         Ok(result) => result,
         Err(e) => failure(&e),
     }
@@ -33,6 +34,7 @@ pub(crate) async fn call(
 
 async fn dispatch(
     gateway: &Gateway,
+    caller: &Caller,
     meta_name: &str,
     args: &JsonObject,
     progress: Option<Progress>,
@@ -64,11 +66,11 @@ async fn dispatch(
                 None | Some(Value::Null) => json!({}),
                 Some(p) => p.clone(),
             };
-            Ok(run_result(&gateway.run(slug, params, cancel).await?))
+            Ok(run_result(&gateway.run(caller, slug, params, cancel).await?))
         }
-        "batch" => super::batch::batch(gateway, args, progress, cancel).await,
-        "history" => super::runs::history(gateway.history(), args),
-        "diff" => super::runs::diff(gateway.history(), args),
+        "batch" => super::batch::batch(gateway, caller, args, progress, cancel).await,
+        "history" => super::runs::history(caller.history(), args),
+        "diff" => super::runs::diff(caller.history(), args),
         other => Err(Error::UnknownCommand {
             command: other.to_owned(),
             known: COMMANDS.iter().map(|c| (*c).to_owned()).collect(),

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::meta::example_call;
 use crate::catalogue::Snapshot;
 use crate::error::Error;
-use crate::gateway::Gateway;
-use crate::history::SCOPE;
+use crate::gateway::{Caller, Gateway};
+use crate::history::{SCOPE, process_started_at};
 
 /// The usage guide (resources/guide.md).
 const GUIDE: &str = include_str!("../../resources/guide.md");
@@ -45,7 +45,12 @@ pub(crate) fn templates(name: &str) -> Vec<ResourceTemplate> {
 }
 
 /// Reads one resource.
-pub(crate) async fn read(gateway: &Gateway, name: &str, uri: &str) -> Result<ResourceContents, McpError> {
+pub(crate) async fn read(
+    gateway: &Gateway,
+    caller: &Caller,
+    name: &str,
+    uri: &str,
+) -> Result<ResourceContents, McpError> {
     let not_found = || {
         McpError::resource_not_found(
             format!(
@@ -65,10 +70,10 @@ pub(crate) async fn read(gateway: &Gateway, name: &str, uri: &str) -> Result<Res
             Ok(text(pretty(&catalogue(gateway, &snapshot, name))))
         }
         "history" => {
-            let h = gateway.history();
+            let h = caller.history();
             let runs: Vec<Value> = h.newest_first().iter().map(|r| r.summary()).collect();
             Ok(text(pretty(
-                &json!({"scope": SCOPE, "process_started_at": h.process_started_at(), "runs": runs}),
+                &json!({"scope": SCOPE, "process_started_at": process_started_at(), "session_started_at": h.session_started_at(), "runs": runs}),
             )))
         }
         _ => {

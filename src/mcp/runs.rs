@@ -1,6 +1,6 @@
 //! The meta-tool's `history` and `diff` commands: the run index, newest first, one run
-//! whole, or two runs compared. Every answer states that history is scoped to this server
-//! process and when it started.
+//! whole, or two runs compared. Every answer states that history is scoped to this session
+//! and when it began.
 
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
@@ -8,12 +8,13 @@ use serde_json::{Value, json};
 use super::convert::{answer, pretty};
 use crate::error::Error;
 use crate::history::diff::diff as compare;
-use crate::history::{History, SCOPE};
+use crate::history::{History, SCOPE, process_started_at};
 
 /// Answers `{"command":"history"}` and `{"command":"history","show":"r3"}`.
 pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolResult, Error> {
-    let started = history.process_started_at();
-    let head = format!("{SCOPE} Process started at {started}.");
+    let started = history.session_started_at();
+    let process = process_started_at();
+    let head = format!("{SCOPE} Session began at {started}.");
     match args.get("show") {
         None | Some(Value::Null) => {
             let runs = history.newest_first();
@@ -35,7 +36,7 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
             Ok(answer(
                 true,
                 text,
-                json!({"scope": SCOPE, "process_started_at": started, "runs": index}),
+                json!({"scope": SCOPE, "process_started_at": process, "session_started_at": started, "runs": index}),
             ))
         }
         Some(Value::String(id)) => {
@@ -57,7 +58,8 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
             );
             let structured = json!({
                 "scope": SCOPE,
-                "process_started_at": started,
+                "process_started_at": process,
+                "session_started_at": started,
                 "run": {
                     "id": run.id, "slug": run.slug, "status": run.status.label(), "input": run.input,
                     "result": run.result, "truncated": run.truncated, "duration_ms": run.duration_ms,
@@ -97,7 +99,8 @@ pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResul
     let from = history.get(&from_id).ok_or(Error::RunNotFound { id: from_id })?;
     let to = history.get(&to_id).ok_or(Error::RunNotFound { id: to_id })?;
     let d = compare(&from, &to);
-    let started = history.process_started_at();
+    let started = history.session_started_at();
+    let process = process_started_at();
     let mut text = format!("{} vs {}: {}.\n", from.id, to.id, d.verdict.sentence());
     for c in &d.changes {
         text.push_str(&format!("{}: {} → {}\n", c.path, c.from, c.to));
@@ -110,7 +113,7 @@ pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResul
             "Note: at least one payload was truncated for storage; differences beyond the cut are unknown.\n",
         );
     }
-    text.push_str(&format!("{SCOPE} Process started at {started}."));
+    text.push_str(&format!("{SCOPE} Session began at {started}."));
     let structured = json!({
         "verdict": d.verdict,
         "inputs_changed": d.inputs_changed,
@@ -120,7 +123,8 @@ pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResul
         "from": from.id,
         "to": to.id,
         "scope": SCOPE,
-        "process_started_at": started,
+        "process_started_at": process,
+        "session_started_at": started,
     });
     Ok(answer(true, text, structured))
 }

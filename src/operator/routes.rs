@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
 use crate::catalogue::Snapshot;
 use crate::error::Error;
-use crate::gateway::Gateway;
+use crate::gateway::{Caller, Gateway};
 use crate::limits::RUN_BODY_BYTES;
 use crate::registry::Entry;
 use tokio_util::sync::CancellationToken;
@@ -145,8 +145,11 @@ async fn run(State(gw): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
         tool: snapshot.tools()[i].clone(),
         snapshot,
     };
-    // A client that disconnects drops this future, and with it the run.
-    let run = gw.call(&entry, request.params, &CancellationToken::new()).await;
+    // A client that disconnects drops this future, and with it the run. Each API call is
+    // its own anonymous caller: nothing of it is kept for another.
+    let run = gw
+        .call(&Caller::new(), &entry, request.params, &CancellationToken::new())
+        .await;
     let duration_ms = run.duration.as_millis() as u64;
     let output = run.produced.output;
     match run.produced.ended {

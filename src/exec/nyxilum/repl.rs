@@ -71,6 +71,8 @@ struct State {
 
 #[derive(Debug)]
 struct Session {
+    /// The caller that started it: no other caller can reach it.
+    owner: u64,
     /// The process group, to kill without waiting for a running evaluation.
     group: i32,
     last_used: Mutex<Instant>,
@@ -88,8 +90,9 @@ struct Io {
 }
 
 impl Sessions {
-    /// Starts a session running `nx` as `nx` says; its id on success.
-    pub async fn start(&self, nx: &Invocation) -> Result<String, Error> {
+    /// Starts a session for the caller `owner` running `nx` as `nx` says; its id on
+    /// success.
+    pub async fn start(&self, owner: u64, nx: &Invocation) -> Result<String, Error> {
         {
             let mut state = lock(&self.inner.state);
             if state.live.len() + state.starting >= limits::REPL_SESSIONS {
@@ -99,7 +102,7 @@ impl Sessions {
             }
             state.starting += 1;
         }
-        let started = start_process(nx).await;
+        let started = start_process(owner, nx).await;
         let mut state = lock(&self.inner.state);
         state.starting -= 1;
         let session = started?;
@@ -112,11 +115,13 @@ impl Sessions {
         Ok(id)
     }
 
-    /// Evaluates `code` in session `id` within `timeout`.
-    pub async fn eval(&self, id: &str, code: &str, timeout: Duration) -> Result<Evaluated, Error> {
+    /// Evaluates `code` in the caller `owner`'s session `id` within `timeout`. Another
+    /// caller's session is not found, as if it did not exist.
+    pub async fn eval(&self, owner: u64, id: &str, code: &str, timeout: Duration) -> Result<Evaluated, Error> {
         let session = lock(&self.inner.state)
             .live
             .get(id)
+            .filter(|s| s.owner == owner)
             .cloned()
             .ok_or_else(|| Error::SessionNotFound { id: id.to_owned() })?;
         let mut guard = session.io.lock().await;
@@ -133,9 +138,16 @@ impl Sessions {
         Ok(answer)
     }
 
-    /// Ends session `id`; false when there was none.
-    pub async fn stop(&self, id: &str) -> bool {
-        let Some(session) = lock(&self.inner.state).live.remove(id) else {
+    /// Ends the caller `owner`'s session `id`; false when it has none of that id.
+    pub async fn stop(&self, owner: u64, id: &str) -> bool {
+        let session = {
+            let mut state = lock(&self.inner.state);
+            match state.live.get(id) {
+                Some(s) if s.owner == owner => state.live.remove(id),
+                _ => None,
+            }
+        };
+        let Some(session) = session else {
             return false;
         };
         process::kill_group(session.group);
@@ -169,7 +181,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Starts `nx` in REPL mode and reads past its banner to the first prompt.
-async fn start_process(nx: &Invocation) -> Result<Session, Error> {
+async fn start_process(owner: u64, nx: &Invocation) -> Result<Session, Error> {
     let spec = Spec {
         runtime: RUNTIME.to_owned(),
         program: nx.program.clone(),
@@ -212,6 +224,7 @@ async fn start_process(nx: &Invocation) -> Result<Session, Error> {
         Ok(_) => {
             io.pending.clear();
             Ok(Session {
+                owner,
                 group,
                 last_used: Mutex::new(Instant::now()),
                 io: tokio::sync::Mutex::new(Some(io)),
@@ -407,14 +420,14 @@ mod tests {
             }),
         };
         let nx = standin();
-        let idle = sessions.start(&nx).await.unwrap();
-        let busy = sessions.start(&nx).await.unwrap();
+        let idle = sessions.start(1, &nx).await.unwrap();
+        let busy = sessions.start(1, &nx).await.unwrap();
         let held = lock(&sessions.inner.state).live.get(&busy).cloned().unwrap();
         let guard = held.io.lock().await;
         assert_eq!(reap_idle(&sessions.inner), 1);
         drop(guard);
         assert!(matches!(
-            sessions.eval(&idle, "print(1)", Duration::from_secs(5)).await,
+            sessions.eval(1, &idle, "print(1)", Duration::from_secs(5)).await,
             Err(Error::SessionNotFound { .. })
         ));
         assert_eq!(sessions.len(), 1);
@@ -423,19 +436,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn another_callers_session_is_not_found_and_cannot_be_stopped() {
+        let sessions = Sessions::default();
+        let id = sessions.start(1, &standin()).await.unwrap();
+        assert!(matches!(
+            sessions.eval(2, &id, "print(1)", Duration::from_secs(5)).await,
+            Err(Error::SessionNotFound { .. })
+        ));
+        assert!(!sessions.stop(2, &id).await, "only its owner stops it");
+        assert!(matches!(
+            sessions.eval(1, &id, "print(1)", Duration::from_secs(5)).await,
+            Ok(Evaluated::Output { .. })
+        ));
+        assert!(sessions.stop(1, &id).await);
+    }
+
+    #[tokio::test]
     async fn a_large_output_is_cut_and_the_session_goes_on() {
         let sessions = Sessions::default();
-        let id = sessions.start(&standin()).await.unwrap();
+        let id = sessions.start(1, &standin()).await.unwrap();
         let flood = "for i in 0..5000 { print(\"line ${i} of a flood\") }";
-        match sessions.eval(&id, flood, Duration::from_secs(20)).await.unwrap() {
+        match sessions.eval(1, &id, flood, Duration::from_secs(20)).await.unwrap() {
             Evaluated::Output { output, truncated } => {
                 assert!(truncated);
                 assert!(output.len() <= limits::NYX_OUTPUT_BYTES && output.starts_with("line 0 of a flood\n"));
             }
             other => panic!("{other:?}"),
         }
-        let after = sessions
-            .eval(&id, "print(\"still here\")", Duration::from_secs(5))
+        let after = sessions.eval(1, &id, "print(\"still here\")", Duration::from_secs(5))
             .await
             .unwrap();
         assert_eq!(
