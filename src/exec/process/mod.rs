@@ -199,22 +199,24 @@ pub fn launch(spec: &Spec, stdin: bool) -> Result<Launched, Error> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let applied = match &spec.sandbox {
-        Some(confinement) => Sandbox::get().confine(
+    let applied = match (&spec.sandbox, &folder) {
+        (Some(confinement), Some(folder)) => Sandbox::get().confine(
             &mut cmd,
             &Policy {
-                write_dir: cwd.clone(),
+                write_dir: Some(folder.path().to_owned()),
                 read_paths: confinement.read_paths.clone(),
                 rlimits: confinement.rlimits,
             },
         )?,
-        None => {
+        // The folder quota would cover an existing folder with an empty tmpfs.
+        (Some(_), None) => {
+            return Err(Error::Internal(
+                "a sandboxed run works in its own temp folder, not in an existing one".into(),
+            ));
+        }
+        (None, _) => {
             cmd.process_group(0);
-            Applied {
-                rlimits: false,
-                namespaces: false,
-                landlock: false,
-            }
+            Applied::default()
         }
     };
     let child = cmd.spawn().map_err(|e| Error::RuntimeUnavailable {
