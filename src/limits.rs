@@ -282,6 +282,17 @@ pub const SANDBOX_FOLDER_BYTES: u64 = 64 * 1024 * 1024;
 /// escaped left folders of 37,000–73,000 entries behind.
 pub const SANDBOX_FOLDER_ENTRIES: u64 = 4_096;
 
+/// Memory a sandboxed run may hold, its tmpfs folder included (`memory.max` of its
+/// cgroup, where cgroups are available): 3 GiB, room for the .NET managed heap cap
+/// ([`DOTNET_GC_HEAP_HARD_LIMIT_BYTES`]) and the runtime around it. The address-space
+/// limit bounds each process; this bounds them together.
+pub const SANDBOX_MEMORY_BYTES: u64 = 3 * 1024 * 1024 * 1024;
+
+/// Share of one CPU a sandboxed run may use (`cpu.max` of its cgroup, where cgroups are
+/// available), in percent: 100, one core, so a run and its threads cannot starve the
+/// server and the other runs of a small machine.
+pub const SANDBOX_CPU_PERCENT: u64 = 100;
+
 /// The user and group id a sandboxed child runs as when toolgate runs as root: 65534,
 /// `nobody`/the kernel's overflow id, which owns no file. Root's children would be root
 /// on the host's files and are exempt from `RLIMIT_NPROC`.

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use toolgate::exec::process;
 use toolgate::sandbox::Sandbox;
 
-use crate::sandbox::{active, processes_holding, python_spec, searchable_tempdir};
+use crate::sandbox::{active, active_optional, processes_holding, python_spec, searchable_tempdir};
 use crate::util::{Gate, structured};
 
 /// A server whose NyxilumNode runs `main.nx` as Python, making run folders in `tmp`.
@@ -300,4 +300,27 @@ print(written // (1024 * 1024), failure, files, full, round(time.monotonic() - s
     let left = std::fs::read_dir(tmp.path()).unwrap().count();
     assert_eq!(left, 0, "the run folder is left behind");
     py.gate.stop().await;
+}
+
+#[tokio::test]
+async fn a_runs_cgroup_bounds_its_memory_and_processes() {
+    if !active_optional(&Sandbox::get().layers().cgroup) {
+        return;
+    }
+    // 256 MiB touched against a 64 MiB cgroup: the kernel's OOM killer ends it, well
+    // inside the 8 GiB address-space limit that would let it through.
+    let code = "b = bytearray(256 * 1024 * 1024)\nprint('allocated')\n";
+    let mut s = python_spec(code, Duration::from_secs(10));
+    if let Some(c) = s.sandbox.as_mut() {
+        c.rlimits.memory_bytes = 64 * 1024 * 1024;
+    }
+    let out = process::run(&s).await.unwrap();
+    assert!(out.applied.cgroup, "{out:?}");
+    assert_eq!(out.signal, Some(libc::SIGKILL), "{out:?}");
+    assert!(!out.timed_out, "{out:?}");
+    let out = process::run(&python_spec(code, Duration::from_secs(10))).await.unwrap();
+    assert_eq!(
+        out.stdout.text, "allocated\n",
+        "with the default memory it fits: {out:?}"
+    );
 }

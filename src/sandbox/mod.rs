@@ -16,6 +16,7 @@
 //! knows nothing about what runs inside (NyxilumNode, python3, a future JS worker) or
 //! about MCP; `exec::process` uses it.
 
+mod cgroup;
 mod child;
 mod pidns;
 mod probe;
@@ -114,6 +115,11 @@ pub struct Rlimits {
     /// Entries (files, folders, links) the run folder may hold (its tmpfs's inodes),
     /// with the folder quota layer.
     pub folder_entries: u64,
+    /// Memory of the whole run in bytes (`memory.max`), with the cgroup layer.
+    pub memory_bytes: u64,
+    /// Share of one CPU in percent (`cpu.max`), with the cgroup layer. The process
+    /// limit above is also its `pids.max`.
+    pub cpu_percent: u64,
 }
 
 impl Rlimits {
@@ -127,6 +133,8 @@ impl Rlimits {
             processes: limits::SANDBOX_PROCESSES,
             folder_bytes: limits::SANDBOX_FOLDER_BYTES,
             folder_entries: limits::SANDBOX_FOLDER_ENTRIES,
+            memory_bytes: limits::SANDBOX_MEMORY_BYTES,
+            cpu_percent: limits::SANDBOX_CPU_PERCENT,
         }
     }
 }
@@ -179,10 +187,25 @@ pub const SYSTEM_READ_PATHS: &[&str] = &[
     "/etc/mime.types",
 ];
 
+pub use cgroup::RunCgroup;
+
 /// The isolation layers this kernel allows, probed once.
 #[derive(Debug)]
 pub struct Sandbox {
     layers: Layers,
+    /// Where runs' cgroups are made, when the cgroup layer is active.
+    cgroups: Option<cgroup::Tree>,
+}
+
+/// What [`Sandbox::confine`] arranged for one child.
+#[derive(Debug)]
+pub struct Confined {
+    /// The layers it will run under.
+    pub applied: Applied,
+    /// Its cgroup, when the cgroup layer is active: [`RunCgroup::kill`] ends every
+    /// process of the run; dropping it kills them and removes the cgroup. Keep it as
+    /// long as the child runs.
+    pub cgroup: Option<RunCgroup>,
 }
 
 /// What [`Sandbox::confine`] will apply to a child.
@@ -208,8 +231,9 @@ impl Sandbox {
     /// The process-wide sandbox; the kernel is probed on first use.
     pub fn get() -> &'static Sandbox {
         static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-        SANDBOX.get_or_init(|| Sandbox {
-            layers: probe::layers(),
+        SANDBOX.get_or_init(|| {
+            let (layers, cgroups) = probe::layers();
+            Sandbox { layers, cgroups }
         })
     }
 
@@ -223,8 +247,9 @@ impl Sandbox {
     /// can kill everything it started). When this process runs as root, the child runs
     /// as [`limits::SANDBOX_UNPRIVILEGED_ID`] and its folder is given to that id. Fails
     /// when the parent cannot prepare a layer it should be able to (a landlock ruleset
-    /// that cannot be built) or, as root, when that id could not reach the folder.
-    pub fn confine(&self, cmd: &mut tokio::process::Command, policy: &Policy) -> Result<Applied, Error> {
+    /// that cannot be built, a cgroup that cannot be made) or, as root, when that id
+    /// could not reach the folder.
+    pub fn confine(&self, cmd: &mut tokio::process::Command, policy: &Policy) -> Result<Confined, Error> {
         let drop_to = child::unprivileged(limits::SANDBOX_UNPRIVILEGED_ID);
         if let (Some((uid, gid)), Some(dir)) = (drop_to, &policy.write_dir) {
             hand_over(dir, uid, gid)?;
@@ -247,8 +272,22 @@ impl Sandbox {
             )),
             _ => None,
         };
+        let cgroup = match &self.cgroups {
+            Some(tree) => Some(
+                tree.run(&policy.rlimits)
+                    .map_err(|e| Error::Internal(format!("cannot make the run's cgroup: {e}")))?,
+            ),
+            None => None,
+        };
+        let procs = match &cgroup {
+            Some(run) => Some(
+                run.procs()
+                    .map_err(|e| Error::Internal(format!("cannot open the run's cgroup: {e}")))?,
+            ),
+            None => None,
+        };
         let prepared = child::Prepared {
-            cgroup: None,
+            cgroup: procs,
             drop_to,
             ids: namespaces.then(|| child::Ids::new(drop_to)),
             pid: pid.then_some(pidns::Mounts { quota }),
@@ -266,7 +305,7 @@ impl Sandbox {
         unsafe {
             cmd.pre_exec(move || prepared.apply());
         }
-        Ok(applied)
+        Ok(Confined { applied, cgroup })
     }
 }
 

@@ -4,15 +4,17 @@
 //! `Prepared::apply` a real child runs, then exit), never in the server itself, whose
 //! namespaces must not change: the user and network namespace, then with it the PID and
 //! mount namespace and a fresh `/proc`, then with those the run folder's tmpfs. Landlock
-//! is probed by asking the kernel for its ABI version; resource limits by reading one.
+//! is probed by asking the kernel for its ABI version; resource limits by reading one;
+//! cgroups by preparing this process's own cgroup v2 to hold runs (`cgroup.rs`).
 
+use super::cgroup::{self, Tree};
 use super::child::{self, Ids, Prepared};
 use super::pidns::{Mounts, Quota};
 use super::{Layer, Layers};
 use crate::limits;
 
-/// Probes every layer.
-pub(super) fn layers() -> Layers {
+/// Probes every layer; with the cgroup layer, where runs' cgroups go.
+pub(super) fn layers() -> (Layers, Option<Tree>) {
     let namespaces = namespaces();
     let pid = if namespaces.is_active() {
         pid()
@@ -24,16 +26,33 @@ pub(super) fn layers() -> Layers {
     } else {
         Layer::Unavailable("needs the pid+mount namespace".into())
     };
+    let (cgroup, tree) = cgroups();
     let layers = Layers {
         rlimits: rlimits(),
         namespaces,
         pid,
         quota,
         landlock: landlock(),
-        cgroup: Layer::Unavailable("cgroups are not applied by this build".into()),
+        cgroup,
     };
     tracing::debug!("sandbox layers: {layers}; {}", layers.optional());
-    layers
+    (layers, tree)
+}
+
+fn cgroups() -> (Layer, Option<Tree>) {
+    match cgroup::probe() {
+        Ok(tree) => (
+            Layer::Active(format!(
+                "{} GiB of memory, {} processes, {}% of a CPU per run, under {}",
+                limits::SANDBOX_MEMORY_BYTES / (1024 * 1024 * 1024),
+                limits::SANDBOX_PROCESSES,
+                limits::SANDBOX_CPU_PERCENT,
+                tree.base().display()
+            )),
+            Some(tree),
+        ),
+        Err(why) => (Layer::Unavailable(why), None),
+    }
 }
 
 fn rlimits() -> Layer {
