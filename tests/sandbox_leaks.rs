@@ -303,7 +303,7 @@ print(written // (1024 * 1024), failure, files, full, round(time.monotonic() - s
 }
 
 #[tokio::test]
-async fn a_runs_cgroup_bounds_its_memory_and_processes() {
+async fn a_runs_cgroup_bounds_its_memory() {
     if !active_optional(&Sandbox::get().layers().cgroup) {
         return;
     }

@@ -16,7 +16,10 @@
 //! a signal it sends itself without a handler is ignored, as for any init (the
 //! `bwrap --as-pid-1` and `docker run` without `--init` trade-off). The supervisor is
 //! such a copy too, but it lives outside the namespace, where the program cannot name
-//! it, and is not dumpable.
+//! it, and is not dumpable. It costs little: it shares the server's pages until the
+//! server writes them; measured beside five REPL sessions and 300 JavaScript runs, each
+//! supervisor held about 2 MB (PSS), and a run's latency grew by 1–3 ms with the PID
+//! namespace and the tmpfs (debug build, 2 cores).
 //!
 //! [`mount`] then makes the mounts private, mounts a fresh `/proc` (only the namespace's
 //! processes are in it) and, when asked, a size- and inode-limited tmpfs over the run
