@@ -305,6 +305,33 @@ pub const SANDBOX_OPEN_FILES: u64 = 1_024;
 /// starts a few dozen threads; a fork bomb needs far more.
 pub const SANDBOX_PROCESSES: u64 = 512;
 
+/// Bytes a sandboxed child's run folder may hold: 64 MiB, as much as one file may
+/// (`RLIMIT_FSIZE` alone bounds a file, not a folder of them: a writer stored 1.4 GiB in
+/// 1.9 s). The folder is a tmpfs of this size in the child's mount namespace, so what it
+/// stores is memory, freed when the run ends; a write past it fails with `ENOSPC`.
+pub const SANDBOX_FOLDER_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Entries (files, folders, links) a sandboxed child's run folder may hold: 4,096, the
+/// tmpfs's inode count. A program and its scratch files need a handful; runs that
+/// escaped left folders of 37,000–73,000 entries behind.
+pub const SANDBOX_FOLDER_ENTRIES: u64 = 4_096;
+
+/// Memory a sandboxed run may hold, its tmpfs folder included (`memory.max` of its
+/// cgroup, where cgroups are available): 3 GiB, room for the .NET managed heap cap
+/// ([`DOTNET_GC_HEAP_HARD_LIMIT_BYTES`]) and the runtime around it. The address-space
+/// limit bounds each process; this bounds them together.
+pub const SANDBOX_MEMORY_BYTES: u64 = 3 * 1024 * 1024 * 1024;
+
+/// Share of one CPU a sandboxed run may use (`cpu.max` of its cgroup, where cgroups are
+/// available), in percent: 100, one core, so a run and its threads cannot starve the
+/// server and the other runs of a small machine.
+pub const SANDBOX_CPU_PERCENT: u64 = 100;
+
+/// The user and group id a sandboxed child runs as when toolgate runs as root: 65534,
+/// `nobody`/the kernel's overflow id, which owns no file. Root's children would be root
+/// on the host's files and are exempt from `RLIMIT_NPROC`.
+pub const SANDBOX_UNPRIVILEGED_ID: u32 = 65_534;
+
 /// Address range the .NET garbage collector may reserve for its regions, handed to a
 /// .NET runtime child as `DOTNET_GCRegionRange`: 4 GiB. By default the GC reserves far
 /// more (hundreds of GiB of address space), which the address-space limit would refuse.

@@ -154,7 +154,9 @@ fn main() -> ExitCode {
     init_logging(cli.debug);
     if cli.version {
         println!("toolgate {}", env!("CARGO_PKG_VERSION"));
-        println!("sandbox: {}", toolgate::sandbox::Sandbox::get().layers());
+        let layers = toolgate::sandbox::Sandbox::get().layers();
+        println!("sandbox: {}", layers.required());
+        println!("sandbox where the kernel offers it: {}", layers.optional());
         return ExitCode::SUCCESS;
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -256,8 +258,15 @@ async fn run(cli: Cli) -> Result<(), String> {
                 tracing::warn!("{warning}");
             }
             let layers = toolgate::sandbox::Sandbox::get().layers();
-            tracing::debug!("sandbox: {layers}");
-            let refused = [&layers.rlimits, &layers.namespaces, &layers.landlock];
+            tracing::debug!("sandbox: {}", layers.required());
+            tracing::debug!("sandbox where the kernel offers it: {}", layers.optional());
+            let refused = [
+                &layers.rlimits,
+                &layers.namespaces,
+                &layers.pid,
+                &layers.quota,
+                &layers.landlock,
+            ];
             if config.runtimes.nyxilum && refused.iter().any(|l| !l.is_active()) {
                 tracing::warn!(
                     "some sandbox layers are unavailable on this kernel; NyxilumNode runs without them: {layers}"
@@ -266,7 +275,8 @@ async fn run(cli: Cli) -> Result<(), String> {
             // SAFETY: geteuid(2) has no preconditions and cannot fail.
             if config.runtimes.nyxilum && unsafe { libc::geteuid() } == 0 {
                 tracing::warn!(
-                    "toolgate runs as root: sandboxed NyxilumNode children are root inside their user namespace; landlock still confines what they read and write, but run toolgate as an ordinary user where you can"
+                    "toolgate runs as root: sandboxed NyxilumNode children run as uid {}, which needs to read the runtime and to search the temp folder (TMPDIR); run toolgate as an ordinary user where you can",
+                    toolgate::limits::SANDBOX_UNPRIVILEGED_ID
                 );
             }
             let gateway = gateway(&config, true)?;

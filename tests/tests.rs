@@ -24,6 +24,7 @@ mod prompts;
 mod resources;
 mod run_javascript;
 mod sandbox;
+mod sandbox_leaks;
 mod search;
 mod source_naming;
 mod stdout_purity;

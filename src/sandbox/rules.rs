@@ -1,6 +1,6 @@
 //! The landlock ruleset of one child, built in the parent: read and execute beneath the
-//! system folders and the runtime's own paths, everything beneath the child's folder,
-//! and writing to `/dev/null`. Anything else — `/tmp`, home folders, the server's own
+//! system folders and the runtime's own paths, everything beneath the child's folder
+//! (when it has one), and writing to `/dev/null`. Anything else — `/tmp`, home folders, the server's own
 //! files — the child can neither write nor read. Where the kernel's landlock is new
 //! enough it also forbids every TCP bind and connect (a second wall behind the network
 //! namespace) and scopes signals and abstract unix sockets to the child's own domain, so
@@ -14,13 +14,36 @@ use landlock::{
     RulesetCreatedAttr, Scope,
 };
 
+use super::child::Landlock;
 use super::{Policy, SYSTEM_READ_PATHS};
 
 /// The newest landlock ABI this code knows; older kernels get what they support.
 const ABI_USED: ABI = ABI::V6;
 
+/// Builds the ruleset for `policy`, with the access masks the child uses for the rules it
+/// adds after its own mounts.
+pub(super) fn landlock(policy: &Policy) -> Result<Landlock, String> {
+    let ruleset = ruleset(policy)?;
+    // What the ruleset handles: this code's ABI, cut to the kernel's (best effort).
+    // SAFETY: LANDLOCK_CREATE_RULESET_VERSION with a null attribute only queries the ABI.
+    let kernel = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32, // LANDLOCK_CREATE_RULESET_VERSION
+        )
+    };
+    let abi = ABI::from(i32::try_from(kernel).unwrap_or(0)).min(ABI_USED);
+    Ok(Landlock {
+        ruleset,
+        read: AccessFs::from_read(abi).bits(),
+        all: AccessFs::from_all(abi).bits(),
+    })
+}
+
 /// Builds the ruleset for `policy` and returns its file descriptor.
-pub(super) fn ruleset(policy: &Policy) -> Result<OwnedFd, String> {
+fn ruleset(policy: &Policy) -> Result<OwnedFd, String> {
     let read = AccessFs::from_read(ABI_USED);
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -46,10 +69,12 @@ pub(super) fn ruleset(policy: &Policy) -> Result<OwnedFd, String> {
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }
     }
-    let fd = PathFd::new(&policy.write_dir).map_err(|e| format!("{}: {e}", policy.write_dir.display()))?;
-    ruleset = ruleset
-        .add_rule(PathBeneath::new(fd, AccessFs::from_all(ABI_USED)))
-        .map_err(|e| format!("{}: {e}", policy.write_dir.display()))?;
+    if let Some(dir) = &policy.write_dir {
+        let fd = PathFd::new(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, AccessFs::from_all(ABI_USED)))
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     if let Ok(fd) = PathFd::new("/dev/null") {
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, AccessFs::from_file(ABI_USED)))

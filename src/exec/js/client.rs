@@ -54,6 +54,7 @@ impl Worker {
             file_size_bytes: SANDBOX_FILE_SIZE_BYTES,
             open_files: JS_WORKER_OPEN_FILES,
             processes: SANDBOX_PROCESSES,
+            ..Rlimits::with_cpu_seconds(0)
         };
         Sandbox::get().confine_self_restricting(&mut cmd, &rlimits);
         let mut child = cmd.spawn().map_err(cannot)?;

@@ -337,6 +337,7 @@ mod tests {
                 rlimits: true,
                 namespaces: true,
                 landlock: true,
+                ..Applied::default()
             },
         }
     }

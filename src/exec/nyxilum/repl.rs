@@ -463,7 +463,8 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let after = sessions.eval(1, &id, "print(\"still here\")", Duration::from_secs(5))
+        let after = sessions
+            .eval(1, &id, "print(\"still here\")", Duration::from_secs(5))
             .await
             .unwrap();
         assert_eq!(

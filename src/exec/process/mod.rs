@@ -4,8 +4,8 @@
 //! The rules every child gets (DESIGN §7): its files are written to its own temp folder,
 //! whose path reaches it only as an argument (never through a shell); it works in that
 //! folder; its environment is built from an allowlist with credentials removed (`env`);
-//! it leads its own process group, and the whole group is killed at the deadline and
-//! after the program ends; each output stream is capped (`output`); the folder is removed
+//! it leads its own process group, and the whole group (and its cgroup, where the
+//! sandbox made one) is killed at the deadline and after the program ends; each output stream is capped (`output`); the folder is removed
 //! on every path — success, failure, timeout, spawn failure, cancellation — because it is
 //! a [`tempfile::TempDir`] owned by the run. This module knows nothing about NyxilumNode
 //! or MCP.
@@ -24,7 +24,7 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::limits;
-use crate::sandbox::{Applied, Policy, Rlimits, Sandbox};
+use crate::sandbox::{Applied, Confined, Policy, Rlimits, RunCgroup, Sandbox};
 pub use env::Env;
 pub use output::Captured;
 
@@ -121,12 +121,18 @@ pub struct Launched {
     pub folder: Option<tempfile::TempDir>,
     /// The sandbox layers applied.
     pub applied: Applied,
+    /// Its cgroup, when the sandbox made one: killed and removed when this is dropped.
+    pub cgroup: Option<RunCgroup>,
 }
 
 impl Launched {
-    /// Kills the child's whole process group with SIGKILL (harmless when it is gone).
+    /// Kills the child's whole process group, and every process of its cgroup, with
+    /// SIGKILL (harmless when they are gone).
     pub fn kill_group(&self) {
         kill_group(self.group);
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill();
+        }
     }
 }
 
@@ -199,21 +205,26 @@ pub fn launch(spec: &Spec, stdin: bool) -> Result<Launched, Error> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let applied = match &spec.sandbox {
-        Some(confinement) => Sandbox::get().confine(
+    let confined = match (&spec.sandbox, &folder) {
+        (Some(confinement), Some(folder)) => Sandbox::get().confine(
             &mut cmd,
             &Policy {
-                write_dir: cwd.clone(),
+                write_dir: Some(folder.path().to_owned()),
                 read_paths: confinement.read_paths.clone(),
                 rlimits: confinement.rlimits,
             },
         )?,
-        None => {
+        // The folder quota would cover an existing folder with an empty tmpfs.
+        (Some(_), None) => {
+            return Err(Error::Internal(
+                "a sandboxed run works in its own temp folder, not in an existing one".into(),
+            ));
+        }
+        (None, _) => {
             cmd.process_group(0);
-            Applied {
-                rlimits: false,
-                namespaces: false,
-                landlock: false,
+            Confined {
+                applied: Applied::default(),
+                cgroup: None,
             }
         }
     };
@@ -226,7 +237,8 @@ pub fn launch(spec: &Spec, stdin: bool) -> Result<Launched, Error> {
         child,
         group,
         folder,
-        applied,
+        applied: confined.applied,
+        cgroup: confined.cgroup,
     })
 }
 
@@ -263,11 +275,11 @@ pub async fn run(spec: &Spec) -> Result<Finished, Error> {
         // nothing it started in the background outlives the run or holds a pipe.
         let ended = match waited {
             Ok(status) => {
-                kill_group(launched.group);
+                launched.kill_group();
                 (status, false, start.elapsed())
             }
             Err(_) => {
-                kill_group(launched.group);
+                launched.kill_group();
                 (launched.child.wait().await, true, start.elapsed())
             }
         };
