@@ -17,6 +17,7 @@ use crate::limits::Limits;
 use crate::mcp::Advertise;
 
 use crate::registry::Runtimes;
+use crate::transport::http::HttpSettings;
 
 /// Everything the settings say, checked.
 #[derive(Debug, Clone)]
@@ -42,6 +43,8 @@ pub struct Config {
     /// Internal addresses JavaScript `fetch` may reach despite the address policy
     /// (`TOOLGATE_FETCH_ALLOW`). By default, none.
     pub fetch_allow: FetchAllow,
+    /// MCP over Streamable HTTP instead of stdio (`--http`), when asked for.
+    pub http: Option<HttpSettings>,
     /// Notes about settings that were read leniently, for stderr at start.
     pub notes: Vec<String>,
 }
@@ -89,6 +92,16 @@ pub struct Raw {
     pub nx_node_path: Option<PathBuf>,
     /// `NX_ECOSYSTEM_ROOT`.
     pub nx_ecosystem_root: PathBuf,
+    /// `TOOLGATE_HTTP`: the address to serve MCP over HTTP at, when given.
+    pub http: Option<String>,
+    /// `TOOLGATE_HTTP_ALLOWED_HOSTS`.
+    pub http_allowed_hosts: String,
+    /// `TOOLGATE_HTTP_ALLOWED_ORIGINS`.
+    pub http_allowed_origins: String,
+    /// `TOOLGATE_HTTP_SESSION_IDLE_MS`.
+    pub http_session_idle_ms: u64,
+    /// `TOOLGATE_HTTP_MAX_SESSIONS`.
+    pub http_max_sessions: u64,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -151,6 +164,16 @@ impl Config {
             FETCH_TIMEOUT_MS_RANGE,
         )?;
         let fetch_allow = FetchAllow::parse(&raw.fetch_allow)?;
+        let http = match raw.http.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
+            Some(listen) => Some(HttpSettings::parse(
+                listen,
+                &raw.http_allowed_hosts,
+                &raw.http_allowed_origins,
+                raw.http_session_idle_ms,
+                raw.http_max_sessions,
+            )?),
+            None => None,
+        };
         if !is_valid_name(&raw.name) {
             return Err(format!(
                 "TOOLGATE_NAME \"{}\" must be a letter followed by up to 63 letters, digits or '-' (it names a tool and a URI scheme)",
@@ -181,6 +204,7 @@ impl Config {
             nx_ecosystem_root: raw.nx_ecosystem_root,
             limits,
             fetch_allow,
+            http,
             notes,
         })
     }

@@ -108,6 +108,32 @@ pub const WORKER_HEADER_BYTES: usize = 64 * 1024 * 1024;
 /// empty (a catalogue that large pays a parse now and then, nothing more).
 pub const JS_SCRIPT_CACHE_ENTRIES: usize = 1024;
 
+/// Where `--http` listens when given no address.
+pub const HTTP_LISTEN: &str = "127.0.0.1:8765";
+
+/// Largest MCP request body over HTTP: the same as one stdio line, so no message is
+/// accepted over one transport and refused over the other. Larger bodies are answered
+/// 413 while they stream in.
+pub const HTTP_BODY_BYTES: usize = STDIO_LINE_BYTES;
+
+/// How long an MCP session over HTTP may sit unused before it ends and its state
+/// (history, REPL sessions' ownership) is freed. `TOOLGATE_HTTP_SESSION_IDLE_MS`.
+pub const HTTP_SESSION_IDLE: Duration = Duration::from_secs(600);
+
+/// MCP sessions alive at once over HTTP; a new one beyond this is answered 503 with
+/// `Retry-After`. `TOOLGATE_HTTP_MAX_SESSIONS`.
+pub const HTTP_MAX_SESSIONS: usize = 256;
+
+/// The `Retry-After` of a 503 for a full session table.
+pub const HTTP_SESSION_RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// Keep-alive interval of the SSE streams, so proxies do not close idle ones.
+pub const HTTP_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// At SIGTERM/SIGINT the HTTP server stops accepting and gives running calls this long
+/// to answer before it ends every session (cancelling what still runs).
+pub const HTTP_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 /// Default per-request timeout for the catalogue API.
 pub const HTTP_TIMEOUT: Duration = Duration::from_millis(15_000);
 

@@ -90,9 +90,24 @@ struct Cli {
     /// Diagnostics to stderr at debug level.
     #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     debug: bool,
-    /// Serve MCP over Streamable HTTP at ADDR instead of stdio (not in this version yet).
-    #[arg(long, env = "TOOLGATE_HTTP", value_name = "ADDR")]
+    /// Serve MCP over Streamable HTTP at ADDR (default 127.0.0.1:8765; port 0 picks a
+    /// free one, printed on stderr) at /mcp, instead of stdio.
+    #[arg(long, env = "TOOLGATE_HTTP", value_name = "ADDR", num_args = 0..=1, default_missing_value = limits::HTTP_LISTEN)]
     http: Option<String>,
+    /// Over HTTP, Host values accepted besides the loopback names (comma-separated:
+    /// gw.example.com, gw.example.com:443).
+    #[arg(long, env = "TOOLGATE_HTTP_ALLOWED_HOSTS", global = true, default_value = "")]
+    http_allowed_hosts: String,
+    /// Over HTTP, browser Origins accepted besides loopback pages (comma-separated, with
+    /// scheme: https://app.example.com:443).
+    #[arg(long, env = "TOOLGATE_HTTP_ALLOWED_ORIGINS", global = true, default_value = "")]
+    http_allowed_origins: String,
+    /// Over HTTP, how long a session may sit unused before it ends, in milliseconds.
+    #[arg(long, env = "TOOLGATE_HTTP_SESSION_IDLE_MS", global = true, default_value_t = limits::HTTP_SESSION_IDLE.as_millis() as u64)]
+    http_session_idle_ms: u64,
+    /// Over HTTP, MCP sessions alive at once; a new one beyond this is answered 503.
+    #[arg(long, env = "TOOLGATE_HTTP_MAX_SESSIONS", global = true, default_value_t = limits::HTTP_MAX_SESSIONS as u64)]
+    http_max_sessions: u64,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -200,6 +215,11 @@ async fn run(cli: Cli) -> Result<(), String> {
         fetch_allow: cli.fetch_allow,
         nx_node_path: cli.nx_node_path,
         nx_ecosystem_root: cli.nx_ecosystem_root,
+        http: cli.http,
+        http_allowed_hosts: cli.http_allowed_hosts,
+        http_allowed_origins: cli.http_allowed_origins,
+        http_session_idle_ms: cli.http_session_idle_ms,
+        http_max_sessions: cli.http_max_sessions,
     };
     let mut config = Config::from_raw(raw)?;
     match cli.command {
@@ -241,14 +261,9 @@ async fn run(cli: Cli) -> Result<(), String> {
             eval(&snapshot, &text, show_misses)
         }
         None => {
-            if let Some(addr) = cli.http {
-                return Err(format!(
-                    "--http {addr}: MCP over Streamable HTTP is not in this version yet; use stdio"
-                ));
-            }
             // Started by hand in a terminal, the server would wait in silence for MCP
             // frames; say what it is. stderr only: stdout stays the transport.
-            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            if config.http.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
                 eprintln!("{}", terminal_notice(&config.name));
             }
             for note in &config.notes {
@@ -286,14 +301,19 @@ async fn run(cli: Cli) -> Result<(), String> {
                 config.advertise,
                 config.limits.advertise_bytes,
             );
-            // SIGTERM and SIGINT end the session like a closed stdin, so the cleanup
-            // below runs instead of the process dying with children left behind.
-            let served = tokio::select! {
-                served = toolgate::transport::stdio::serve(handler) => served,
-                signal = terminated() => {
-                    tracing::debug!("{signal}: shutting down");
-                    Ok(())
-                }
+            let served = match &config.http {
+                // Over HTTP, SIGTERM and SIGINT stop new connections and give running
+                // calls a grace before every session ends.
+                Some(settings) => toolgate::transport::http::serve(handler, settings, terminated()).await,
+                // SIGTERM and SIGINT end the session like a closed stdin, so the cleanup
+                // below runs instead of the process dying with children left behind.
+                None => tokio::select! {
+                    served = toolgate::transport::stdio::serve(handler) => served,
+                    signal = terminated() => {
+                        tracing::debug!("{signal}: shutting down");
+                        Ok(())
+                    }
+                },
             };
             // REPL sessions end with the server: their processes and folders go now.
             gateway.nyxilum().sessions().close_all().await;

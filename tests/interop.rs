@@ -1,5 +1,6 @@
-//! Interop with the official MCP clients: the Python SDK (`tests/interop/python_sdk.py`)
-//! and the TypeScript SDK (`tests/interop/ts_sdk.mjs`) drive the real binary; the MCP
+//! Interop with the official MCP clients: the Python SDK (`tests/interop/python_sdk.py`,
+//! over HTTP `python_http.py`) and the TypeScript SDK (`tests/interop/ts_sdk.mjs`, over
+//! HTTP `ts_http.mjs`) drive the real binary; the MCP
 //! Inspector CLI is in `inspector.rs`. `scripts/test` installs those clients under
 //! `target/interop` and names them in `TOOLGATE_TEST_PYTHON` and
 //! `TOOLGATE_TEST_NODE_MODULES`; without them these tests fail and say so.
@@ -103,4 +104,32 @@ async fn the_typescript_sdk_client_accepts_every_answer_of_every_tool_family() {
         .arg(crate::nyxilum::standin());
     let (status, stdout, stderr) = run(cmd, "node tests/interop/ts_sdk.mjs").await;
     assert_all_checks_passed("the TypeScript SDK interop script", status, &stdout, &stderr);
+}
+
+#[tokio::test]
+async fn the_python_sdk_runs_the_agent_path_over_http_in_two_isolated_sessions() {
+    let python = installed(
+        "TOOLGATE_TEST_PYTHON",
+        "a Python virtual environment with tests/requirements.txt",
+    );
+    let gate = crate::http::HttpGate::start(&[]).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/python_http.py");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = scrubbed(&python, dir.path());
+    cmd.arg(script).arg(&gate.url);
+    let (status, stdout, stderr) = run(cmd, "the Python SDK HTTP script").await;
+    assert_all_checks_passed("the Python SDK HTTP script", status, &stdout, &stderr);
+    assert!(!stderr.contains("termination failed"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_typescript_sdk_runs_the_agent_path_over_http_in_two_isolated_sessions() {
+    let node_modules = node_modules();
+    let gate = crate::http::HttpGate::start(&[]).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/ts_http.mjs");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = scrubbed("node", dir.path());
+    cmd.arg(script).arg(&node_modules).arg(&gate.url);
+    let (status, stdout, stderr) = run(cmd, "node tests/interop/ts_http.mjs").await;
+    assert_all_checks_passed("the TypeScript SDK HTTP script", status, &stdout, &stderr);
 }

@@ -10,6 +10,7 @@ mod catalogue_tools;
 mod execution_modes;
 mod fetch_policy;
 mod history;
+mod http;
 mod index_bounds;
 mod inspector;
 mod interop;

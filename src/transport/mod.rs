@@ -1,6 +1,8 @@
-//! Transports: rmcp wiring, and the stdio line transport that answers what rmcp's own
-//! would drop (over-long lines) or misnumber (malformed requests).
+//! Transports: rmcp wiring — stdio, with toolgate's own line transport that answers what
+//! rmcp's would drop (over-long lines) or misnumber (malformed requests), and Streamable
+//! HTTP for many sessions at once.
 
+pub mod http;
 mod lines;
 pub mod stdio;
 mod triage;

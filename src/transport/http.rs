@@ -1,0 +1,236 @@
+//! MCP over Streamable HTTP at `/mcp`: rmcp's server (sessions with `Mcp-Session-Id`, SSE
+//! streams and `DELETE` for 2025-11-25 and older clients; stateless requests for
+//! 2026-07-28) on axum, in front of the same [`Handler`] stdio uses.
+//!
+//! Each session gets its own handler ([`Handler::for_new_session`]): the gateway,
+//! catalogue and advertised list are shared, the history and REPL sessions are not. A
+//! stateless request is a session of one request, so it keeps no history.
+//!
+//! In front of rmcp: a cap on live sessions (a new one beyond it is answered 503 with
+//! `Retry-After`), and at shutdown (SIGTERM/SIGINT) the listener stops accepting, running
+//! calls get [`HTTP_SHUTDOWN_GRACE`] to answer, then every session is ended (its calls
+//! cancelled). Host and Origin are checked by rmcp against [`HttpSettings`]' allowlists
+//! (loopback names by default, per the spec's DNS-rebinding rule); request bodies are
+//! capped; SSE streams carry keep-alives.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::limits::{HTTP_BODY_BYTES, HTTP_SESSION_RETRY_AFTER, HTTP_SHUTDOWN_GRACE, HTTP_SSE_KEEP_ALIVE};
+use crate::mcp::Handler;
+
+/// Hosts every gateway accepts: the loopback names, with or without a port.
+const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
+
+/// Browser origins every gateway accepts: pages served from a loopback name.
+const LOOPBACK_ORIGINS: &[&str] = &["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+/// How the HTTP transport is set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// The address to listen on (`127.0.0.1:8765`; port 0 picks a free port).
+    pub listen: String,
+    /// `Host` values accepted besides the loopback names (a public name, `name:port`).
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted besides loopback pages (`https://app.example.com:443`).
+    pub allowed_origins: Vec<String>,
+    /// How long a session may sit unused before it ends and its state is freed.
+    pub session_idle: Duration,
+    /// Sessions alive at once; a new one beyond this is answered 503.
+    pub max_sessions: usize,
+}
+
+/// Accepted range of `TOOLGATE_HTTP_SESSION_IDLE_MS`: a second to a day.
+const SESSION_IDLE_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=86_400_000;
+
+/// Accepted range of `TOOLGATE_HTTP_MAX_SESSIONS`.
+const MAX_SESSIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=100_000;
+
+impl HttpSettings {
+    /// Checks the raw settings: `listen` must be `host:port` (`[v6]:port`), each allowed
+    /// origin must name its scheme (`https://app.example.com:443`, or `null`), and the
+    /// numbers must lie in their ranges. An error names the setting and what it accepts.
+    pub fn parse(
+        listen: &str,
+        hosts: &str,
+        origins: &str,
+        idle_ms: u64,
+        max_sessions: u64,
+    ) -> Result<HttpSettings, String> {
+        let listen = listen.trim();
+        let port = listen.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
+        if !matches!(port, Some(Ok(_))) {
+            return Err(format!(
+                "TOOLGATE_HTTP \"{listen}\" must be host:port (127.0.0.1:8765, [::1]:8765; port 0 picks a free one)"
+            ));
+        }
+        let list = |text: &str| -> Vec<String> {
+            text.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let allowed_origins = list(origins);
+        if let Some(bad) = allowed_origins
+            .iter()
+            .find(|o| *o != "null" && !o.starts_with("http://") && !o.starts_with("https://"))
+        {
+            return Err(format!(
+                "TOOLGATE_HTTP_ALLOWED_ORIGINS: \"{bad}\" must name its scheme, as a browser sends it (https://app.example.com:443, http://host:*), or be null"
+            ));
+        }
+        for (name, value, range) in [
+            ("TOOLGATE_HTTP_SESSION_IDLE_MS", idle_ms, SESSION_IDLE_MS_RANGE),
+            ("TOOLGATE_HTTP_MAX_SESSIONS", max_sessions, MAX_SESSIONS_RANGE),
+        ] {
+            if !range.contains(&value) {
+                return Err(format!("{name}={value} is outside {}..={}", range.start(), range.end()));
+            }
+        }
+        Ok(HttpSettings {
+            listen: listen.to_owned(),
+            allowed_hosts: list(hosts),
+            allowed_origins,
+            session_idle: Duration::from_millis(idle_ms),
+            max_sessions: usize::try_from(max_sessions).unwrap_or(usize::MAX),
+        })
+    }
+}
+
+/// Serves `handler` over HTTP per `settings` until `shutdown` resolves, then shuts down
+/// as the module says. The bound address is printed on stderr.
+pub async fn serve(
+    handler: Handler,
+    settings: &HttpSettings,
+    shutdown: impl Future<Output = &'static str> + Send + 'static,
+) -> Result<(), String> {
+    let gateway = handler.gateway();
+    tokio::spawn(async move { gateway.prepare().await });
+    let listener = tokio::net::TcpListener::bind(&settings.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    // A session idle this long is ended by rmcp; its handler (history, REPL ids) goes
+    // with it.
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(settings.session_idle);
+    let sessions = Arc::new(manager);
+    let ended = CancellationToken::new();
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(
+            LOOPBACK_HOSTS
+                .iter()
+                .map(|h| (*h).to_owned())
+                .chain(settings.allowed_hosts.iter().cloned()),
+        )
+        .with_allowed_origins(
+            LOOPBACK_ORIGINS
+                .iter()
+                .map(|o| (*o).to_owned())
+                .chain(settings.allowed_origins.iter().cloned()),
+        )
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(HTTP_BODY_BYTES)
+        .with_sse_keep_alive(Some(HTTP_SSE_KEEP_ALIVE))
+        .with_cancellation_token(ended.child_token());
+    let template = handler;
+    let service = StreamableHttpService::new(move || Ok(template.for_new_session()), sessions.clone(), config);
+    let cap = Cap {
+        sessions,
+        max: settings.max_sessions,
+    };
+    let app = Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(cap, limit_sessions));
+    eprintln!("toolgate MCP over Streamable HTTP at http://{addr}/mcp");
+    let stopping = CancellationToken::new();
+    let server = axum::serve(listener, app).with_graceful_shutdown(stopping.clone().cancelled_owned());
+    let mut server = std::pin::pin!(server.into_future());
+    tokio::select! {
+        served = &mut server => return served.map_err(|e| format!("the MCP HTTP server stopped: {e}")),
+        signal = shutdown => tracing::debug!("{signal}: no new connections; running calls have {HTTP_SHUTDOWN_GRACE:?}"),
+    }
+    stopping.cancel();
+    if tokio::time::timeout(HTTP_SHUTDOWN_GRACE, &mut server).await.is_err() {
+        // Calls still running (and open SSE streams): end every session, which cancels
+        // their calls, then give the connections a moment to close.
+        ended.cancel();
+        let _ = tokio::time::timeout(HTTP_SHUTDOWN_GRACE, &mut server).await;
+    }
+    Ok(())
+}
+
+/// The live-session cap, checked before rmcp sees a request.
+#[derive(Clone)]
+struct Cap {
+    sessions: Arc<LocalSessionManager>,
+    max: usize,
+}
+
+/// Answers 503 with `Retry-After` to a request that would start a session (a POST with
+/// no `Mcp-Session-Id`) while [`Cap::max`] sessions are alive, and 200 to a session's
+/// `DELETE` that rmcp accepted.
+async fn limit_sessions(State(cap): State<Cap>, request: Request, next: Next) -> Response {
+    let starts = request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
+    if starts && cap.sessions.sessions.read().await.len() >= cap.max {
+        let mut answer = (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "toolgate serves at most {} MCP sessions at once; retry when one has ended",
+                cap.max
+            ),
+        )
+            .into_response();
+        answer.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(HTTP_SESSION_RETRY_AFTER.as_secs()),
+        );
+        return answer;
+    }
+    let ending = request.method() == Method::DELETE;
+    let mut answer = next.run(request).await;
+    // rmcp answers a session's DELETE 202; the Python SDK takes anything but 200 or 204
+    // for a failed termination and says so on its log. The session is gone either way.
+    if ending && answer.status() == StatusCode::ACCEPTED {
+        *answer.status_mut() = StatusCode::OK;
+    }
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_checked_and_say_what_they_accept() {
+        let ok = HttpSettings::parse("127.0.0.1:0", "gw.example.com, gw.example.com:443", "", 60_000, 8);
+        let ok = ok.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ok.allowed_hosts, ["gw.example.com", "gw.example.com:443"]);
+        assert_eq!(ok.max_sessions, 8);
+        let no_port = HttpSettings::parse("127.0.0.1", "", "", 60_000, 8)
+            .err()
+            .unwrap_or_default();
+        assert!(no_port.contains("host:port"), "{no_port}");
+        let bad_origin = HttpSettings::parse("[::1]:8765", "", "app.example.com", 60_000, 8)
+            .err()
+            .unwrap_or_default();
+        assert!(bad_origin.contains("scheme"), "{bad_origin}");
+        let zero = HttpSettings::parse("127.0.0.1:1", "", "", 60_000, 0)
+            .err()
+            .unwrap_or_default();
+        assert!(zero.contains("TOOLGATE_HTTP_MAX_SESSIONS"), "{zero}");
+    }
+}
