@@ -78,15 +78,9 @@ pub const JS_WORKER_RUNS: u32 = 1_000;
 
 /// How long the server waits for a worker's answer after telling it to stop (deadline or
 /// cancellation) before it kills the worker and answers without its output. The worker
-/// answers a stop from a thread the script cannot block, so only a worker the system
-/// itself has stalled takes this long.
+/// answers a stop from a thread the script cannot block (its watchdog), so only a worker
+/// the system itself has stalled takes this long.
 pub const JS_WORKER_STOP_GRACE: Duration = Duration::from_millis(100);
-
-/// How long past a run's deadline a JavaScript worker's watchdog thread waits before it
-/// answers for a script still inside a native call (which neither the interrupt handler
-/// nor the allocator sees), with its output so far. Well inside
-/// [`JS_WORKER_STOP_GRACE`], so the server has that answer before it kills the worker.
-pub const JS_WATCHDOG_MARGIN: Duration = Duration::from_millis(20);
 
 /// Address space a JavaScript worker may map beyond its heap cap: its binary, its two
 /// threads' stacks, the allocator's arenas and the frames it reads and writes.

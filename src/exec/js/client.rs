@@ -3,6 +3,7 @@
 //! stdout (`wire.rs`, read without a task of its own), killed — with everything it was
 //! doing — when dropped.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::process::Stdio;
 
@@ -10,8 +11,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::engine::JsLimits;
+use super::wire::Stop;
 use super::wire::{self, Frames, FromWorker, ToWorker};
-use super::worker::WORKER_ARG;
+use super::worker::{CONTROL_FD, WORKER_ARG, stop_message};
 use crate::error::Error;
 use crate::limits::{
     JS_WORKER_OPEN_FILES, JS_WORKER_OVERHEAD_BYTES, JS_WORKER_RUNS, JS_WORKER_STOP_GRACE, SANDBOX_FILE_SIZE_BYTES,
@@ -27,6 +29,8 @@ pub(super) type Incoming = (FromWorker, Vec<u8>);
 pub(super) struct Worker {
     child: Child,
     stdin: ChildStdin,
+    /// The control pipe's writing end: stops go here, read by the worker's watchdog.
+    control: std::fs::File,
     frames: Frames<ChildStdout>,
     /// Runs it has served.
     pub(super) runs: u32,
@@ -57,7 +61,20 @@ impl Worker {
             ..Rlimits::with_cpu_seconds(0)
         };
         Sandbox::get().confine_self_restricting(&mut cmd, &rlimits);
+        let (control_read, control) = control_pipe().map_err(cannot)?;
+        let inherited = control_read.as_raw_fd();
+        // SAFETY: dup2 is async-signal-safe and touches only this descriptor number; the
+        // copy it makes at CONTROL_FD has no close-on-exec flag, so the worker inherits it.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(inherited, CONTROL_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = cmd.spawn().map_err(cannot)?;
+        drop(control_read);
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(Error::Internal(
                 "a JavaScript worker started without its pipes".to_owned(),
@@ -68,6 +85,7 @@ impl Worker {
         Ok(Worker {
             child,
             stdin,
+            control,
             frames: Frames::new(stdout, body_limit),
             runs: 0,
         })
@@ -83,6 +101,14 @@ impl Worker {
             tokio::time::timeout(JS_WORKER_STOP_GRACE, self.stdin.write_all(&frame)).await,
             Ok(Ok(()))
         )
+    }
+
+    /// Tells the worker to stop run `run` now and answer with its output so far. `false`
+    /// when the worker is gone.
+    pub(super) fn stop(&mut self, run: u64, why: Stop) -> bool {
+        use std::io::Write;
+        // Nine bytes into a pipe the watchdog keeps empty: this never blocks.
+        self.control.write_all(&stop_message(run, why)).is_ok()
     }
 
     /// The next frame, `None` once the worker has ended or sent a bad frame (it must then
@@ -106,4 +132,16 @@ impl Worker {
             Err(_) => "it stopped answering".to_owned(),
         }
     }
+}
+
+/// A pipe whose both ends close on exec: (reading end, writing end).
+fn control_pipe() -> std::io::Result<(OwnedFd, std::fs::File)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just made by pipe2 and are owned by nothing else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((read, std::fs::File::from(write)))
 }

@@ -301,13 +301,13 @@ impl Js {
                 () = cancel.cancelled(), if stopped.is_none() => {
                     stopped = Some(Stop::Cancelled);
                     grace = tokio::time::Instant::now() + JS_WORKER_STOP_GRACE;
-                    if !worker.send(&ToWorker::Stop { run, why: Stop::Cancelled }, &[]).await {
+                    if !worker.stop(run, Stop::Cancelled) {
                         return self.lost(worker, stopped).await;
                     }
                 }
                 () = tokio::time::sleep_until(until.into()), if stopped.is_none() => {
                     stopped = Some(Stop::Deadline);
-                    if !worker.send(&ToWorker::Stop { run, why: Stop::Deadline }, &[]).await {
+                    if !worker.stop(run, Stop::Deadline) {
                         return self.lost(worker, stopped).await;
                     }
                 }

@@ -41,7 +41,8 @@ pub(super) enum Job {
     },
 }
 
-/// Why the server stopped a run before it answered.
+/// Why the server stopped a run before it answered (sent on the control pipe, not as a
+/// frame: see `worker.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum Stop {
@@ -70,13 +71,6 @@ pub(super) enum ToWorker {
         job: Job,
         /// Time left before its deadline.
         deadline: Duration,
-    },
-    /// Stop run `run` now and answer with what it has.
-    Stop {
-        /// The run.
-        run: u64,
-        /// Why.
-        why: Stop,
     },
     /// The answer to a `fetch`; the response body is the frame's body.
     Fetched {
@@ -310,46 +304,27 @@ mod tests {
 
     #[tokio::test]
     async fn frames_read_back_as_written_even_a_byte_at_a_time_and_oversized_ones_are_refused() {
-        let first = ToWorker::Stop {
-            run: 7,
-            why: Stop::Deadline,
-        };
+        let first = FromWorker::Abort { run: 7, id: 1 };
         let mut bytes = frame(&first, b"body").unwrap_or_default();
-        bytes.extend(
-            frame(
-                &ToWorker::Stop {
-                    run: 8,
-                    why: Stop::Cancelled,
-                },
-                &[],
-            )
-            .unwrap_or_default(),
-        );
+        bytes.extend(frame(&FromWorker::Abort { run: 8, id: 2 }, &[]).unwrap_or_default());
         let (mut writer, reader) = tokio::io::duplex(1);
         tokio::spawn(async move {
             use tokio::io::AsyncWriteExt;
             let _ = writer.write_all(&bytes).await;
         });
         let mut frames = Frames::new(reader, 16);
-        let got: Option<(ToWorker, Vec<u8>)> = frames.next().await.ok().flatten();
-        let Some((
-            ToWorker::Stop {
-                run: 7,
-                why: Stop::Deadline,
-            },
-            body,
-        )) = got
-        else {
+        let got: Option<(FromWorker, Vec<u8>)> = frames.next().await.ok().flatten();
+        let Some((FromWorker::Abort { run: 7, id: 1 }, body)) = got else {
             panic!("the first frame reads back: {got:?}");
         };
         assert_eq!(body, b"body");
-        let got: Option<(ToWorker, Vec<u8>)> = frames.next().await.ok().flatten();
-        assert!(matches!(got, Some((ToWorker::Stop { run: 8, .. }, _))), "{got:?}");
-        let end: io::Result<Option<(ToWorker, Vec<u8>)>> = frames.next().await;
+        let got: Option<(FromWorker, Vec<u8>)> = frames.next().await.ok().flatten();
+        assert!(matches!(got, Some((FromWorker::Abort { run: 8, id: 2 }, _))), "{got:?}");
+        let end: io::Result<Option<(FromWorker, Vec<u8>)>> = frames.next().await;
         assert!(matches!(end, Ok(None)));
         let big = frame(&first, b"body").unwrap_or_default();
         let mut frames = Frames::new(big.as_slice(), 3);
-        let refused: io::Result<Option<(ToWorker, Vec<u8>)>> = frames.next().await;
+        let refused: io::Result<Option<(FromWorker, Vec<u8>)>> = frames.next().await;
         assert!(refused.is_err(), "a body over the cap is refused before it is read");
     }
 }

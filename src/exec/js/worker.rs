@@ -1,29 +1,29 @@
 //! The JavaScript worker process: `toolgate __js-worker`, started by the server (`pool.rs`)
 //! under the process sandbox, never by a user. It reads frames on stdin and writes frames
-//! on stdout (`wire.rs`); stderr is the server's.
+//! on stdout (`wire.rs`); the server's stops arrive on a control pipe (fd 3); stderr is
+//! the server's.
 //!
 //! The main thread does the work: it builds an engine, waits for a job, runs it and
 //! answers, then builds the next engine while it waits again, so a job never waits for a
-//! build. It reads its frames itself, in the same select as the run (a stop, a `fetch`
-//! answer), so a job reaches the engine with one wake of one thread. A script busy on the
-//! CPU does not read frames, so the deadline does not depend on them: the interrupt
-//! handler and the allocator stop a script at the deadline, and a watchdog thread —
-//! asleep until the deadline of the run in progress — answers for a run that is still
-//! inside a native call no check reaches, with its output so far. The server then kills
-//! this process, which is the only stop that always works.
+//! build. It reads its frames itself, in the same select as the run (`fetch` answers), so
+//! a job reaches the engine with one wake of one thread. The watchdog thread sleeps on the
+//! control pipe and wakes only when the server stops a run (its deadline, or the caller
+//! cancelled): it tells the run's state to stop (the interrupt handler and the allocator
+//! end the script at their next check), cancels the run's wait on promises, and answers
+//! at once with the output so far — even for a script inside a native call that no check
+//! reaches. The server then kills this process, which is the only stop that always works.
 //!
 //! Before it reads a job the worker gives up every file and network access it could have
 //! (`sandbox::restrict_worker`: it needs neither, since `fetch` is made by the server) and
 //! every system call it never makes (`sandbox::seal_worker`: no process, program, socket
-//! or signal to another process).
-//! When stdin ends (the server is gone), the process exits.
+//! or signal to another process). When stdin ends (the server is gone), the process exits.
 
 use std::collections::HashMap;
-use std::io;
-use std::os::fd::AsFd;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, FromRawFd, RawFd};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use tokio::net::unix::pipe;
@@ -37,10 +37,27 @@ use super::output::Captured;
 use super::state::{Limit, RunState};
 use super::wire::{self, Failure, Frames, FromWorker, Head, Request, Stop, ToWorker};
 use crate::error::Error;
-use crate::limits::JS_WATCHDOG_MARGIN;
 
 /// The first argument that makes `toolgate` a worker.
 pub const WORKER_ARG: &str = "__js-worker";
+
+/// The descriptor the server's stops arrive on: one [`STOP_BYTES`]-byte message per stop,
+/// the run's number (little-endian `u64`) then why (0: deadline, 1: cancelled).
+pub(super) const CONTROL_FD: RawFd = 3;
+
+/// The length of one stop message.
+pub(super) const STOP_BYTES: usize = 9;
+
+/// Encodes a stop message.
+pub(super) fn stop_message(run: u64, why: Stop) -> [u8; STOP_BYTES] {
+    let mut message = [0u8; STOP_BYTES];
+    message[..8].copy_from_slice(&run.to_le_bytes());
+    message[8] = match why {
+        Stop::Deadline => 0,
+        Stop::Cancelled => 1,
+    };
+    message
+}
 
 /// A `fetch` answer on its way to the engine that asked.
 type Reply = (Result<Head, Failure>, Vec<u8>);
@@ -48,9 +65,8 @@ type Reply = (Result<Head, Failure>, Vec<u8>);
 /// What the main thread, the engine's host functions and the watchdog share.
 struct Shared {
     out: Mutex<io::Stdout>,
-    /// The run in progress; the watchdog waits on `started` for one.
-    current: Mutex<Option<Current>>,
-    started: Condvar,
+    /// The run in progress, and which runs have begun or been stopped before they began.
+    slot: Mutex<Slot>,
     /// Requests waiting for their answer, by id (of the run in progress).
     waiting: Mutex<HashMap<u32, oneshot::Sender<Reply>>>,
     limits: JsLimits,
@@ -58,12 +74,23 @@ struct Shared {
     body_limit: usize,
 }
 
+/// What the watchdog needs to know about runs.
+#[derive(Default)]
+struct Slot {
+    current: Option<Current>,
+    /// The number of the last run begun (the server numbers them in increasing order).
+    begun: u64,
+    /// A run stopped (and answered) before it began.
+    stopped: Option<u64>,
+}
+
 /// The run in progress.
 #[derive(Clone)]
 struct Current {
     run: u64,
-    until: Instant,
     state: Arc<RunState>,
+    /// Ends the run's wait on promises.
+    halt: CancellationToken,
     /// Set by whichever thread answers first.
     answered: Arc<AtomicBool>,
 }
@@ -95,7 +122,51 @@ impl Shared {
 
     /// The run in progress, if any.
     fn current(&self) -> Option<Current> {
-        lock(&self.current).clone()
+        lock(&self.slot).current.clone()
+    }
+
+    /// Acts on the server's stop of run `run`: the run in progress stops and is answered
+    /// with its output so far; a run not begun yet is answered now and skipped when it
+    /// arrives; a run already over is left alone.
+    fn stop(&self, run: u64, why: Stop) {
+        let current = {
+            let mut slot = lock(&self.slot);
+            match &slot.current {
+                Some(c) if c.run == run => Some(c.clone()),
+                _ if run > slot.begun => {
+                    slot.stopped = Some(run);
+                    None
+                }
+                _ => return,
+            }
+        };
+        let limit = match why {
+            Stop::Deadline => Limit::Deadline,
+            Stop::Cancelled => Limit::Cancelled,
+        };
+        let Some(current) = current else {
+            let error = match why {
+                Stop::Deadline => Error::Timeout {
+                    what: "The JavaScript".to_owned(),
+                    after: self.limits.wall_clock,
+                },
+                Stop::Cancelled => Error::Cancelled,
+            };
+            let message = FromWorker::Done {
+                run,
+                outcome: Err(error.into()),
+                captured: Captured::default(),
+            };
+            self.send(&message, &[]);
+            return;
+        };
+        current.state.stop(limit);
+        current.halt.cancel();
+        let error = current
+            .state
+            .verdict(self.limits.wall_clock, self.limits.heap_bytes)
+            .unwrap_or(Error::Cancelled);
+        self.answer(&current, Err(error), current.state.take_captured());
     }
 }
 
@@ -166,16 +237,16 @@ fn serve() -> Result<(), String> {
         crate::sandbox::restrict_worker().map_err(|e| format!("cannot restrict the worker: {e}"))?;
         let shared = Arc::new(Shared {
             out: Mutex::new(io::stdout()),
-            current: Mutex::default(),
-            started: Condvar::new(),
+            slot: Mutex::default(),
             waiting: Mutex::default(),
             limits,
             body_limit,
         });
+        let control = control_pipe()?;
         let watched = shared.clone();
         std::thread::Builder::new()
             .name("watchdog".to_owned())
-            .spawn(move || watchdog(&watched))
+            .spawn(move || watchdog(&watched, control))
             .map_err(|e| format!("cannot start the watchdog thread: {e}"))?;
         // Both threads exist: no new process, program or thread from here on.
         crate::sandbox::seal_worker().map_err(|e| format!("cannot seal the worker: {e}"))?;
@@ -207,27 +278,26 @@ fn serve() -> Result<(), String> {
             };
             let current = Current {
                 run,
-                until,
                 state: engine.state().clone(),
+                halt: CancellationToken::new(),
                 answered: Arc::default(),
             };
-            *lock(&shared.current) = Some(current.clone());
-            shared.started.notify_one();
-            let halt = CancellationToken::new();
+            {
+                let mut slot = lock(&shared.slot);
+                slot.begun = run;
+                if slot.stopped == Some(run) {
+                    // Stopped (and answered) before it began.
+                    continue;
+                }
+                slot.current = Some(current.clone());
+            }
             let (outcome, captured) = {
-                let mut ran = std::pin::pin!(local.run(&engine, &job, until, &halt));
+                let mut ran = std::pin::pin!(local.run(&engine, &job, until, &current.halt));
                 loop {
                     tokio::select! {
                         biased;
                         ran = &mut ran => break ran,
                         frame = frames.next::<ToWorker>() => match frame {
-                            Ok(Some((ToWorker::Stop { run: r, why }, _))) if r == run => {
-                                current.state.stop(match why {
-                                    Stop::Deadline => Limit::Deadline,
-                                    Stop::Cancelled => Limit::Cancelled,
-                                });
-                                halt.cancel();
-                            }
                             Ok(Some((ToWorker::Fetched { run: r, id, reply }, body))) if r == run => {
                                 if let Some(tx) = lock(&shared.waiting).remove(&id) {
                                     let _ = tx.send((reply, body));
@@ -242,7 +312,7 @@ fn serve() -> Result<(), String> {
                 }
             };
             shared.answer(&current, outcome, captured);
-            *lock(&shared.current) = None;
+            lock(&shared.slot).current = None;
             lock(&shared.waiting).clear();
             // Freed after the answer is sent, off the caller's path.
             drop(engine);
@@ -250,41 +320,25 @@ fn serve() -> Result<(), String> {
     })
 }
 
-/// The watchdog thread: for each run, asleep until its deadline plus
-/// [`JS_WATCHDOG_MARGIN`]; if the run is still in progress then (a script inside a native
-/// call that no check reaches), it stops the run's state and answers with the output so
-/// far, so the server has the answer before it kills this process.
-fn watchdog(shared: &Shared) {
-    let mut current = lock(&shared.current);
-    loop {
-        let Some(run) = current.clone() else {
-            current = shared.started.wait(current).unwrap_or_else(PoisonError::into_inner);
-            continue;
-        };
-        let due = run.until + JS_WATCHDOG_MARGIN;
-        let now = Instant::now();
-        if now < due {
-            current = shared
-                .started
-                .wait_timeout(current, due - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-            continue;
-        }
-        drop(current);
-        run.state.stop(Limit::Deadline);
-        let error = run
-            .state
-            .verdict(shared.limits.wall_clock, shared.limits.heap_bytes)
-            .unwrap_or(Error::Timeout {
-                what: "The JavaScript".to_owned(),
-                after: shared.limits.wall_clock,
-            });
-        shared.answer(&run, Err(error), run.state.take_captured());
-        // Wait for the main thread to move on (or for the server to kill this process).
-        current = lock(&shared.current);
-        while current.as_ref().is_some_and(|c| c.run == run.run) {
-            current = shared.started.wait(current).unwrap_or_else(PoisonError::into_inner);
-        }
+/// The control pipe the server opened as [`CONTROL_FD`].
+fn control_pipe() -> Result<std::fs::File, String> {
+    // SAFETY: fstat on a descriptor number writes only into the struct given.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(CONTROL_FD, &mut stat) } != 0 || stat.st_mode & libc::S_IFMT != libc::S_IFIFO {
+        return Err(format!("descriptor {CONTROL_FD} must be the server's control pipe"));
+    }
+    // SAFETY: the descriptor is open (fstat succeeded), a pipe, and owned by nothing else
+    // in this process: the server made it for this worker alone.
+    Ok(unsafe { std::fs::File::from_raw_fd(CONTROL_FD) })
+}
+
+/// The watchdog thread: acts on each stop the server sends on the control pipe, until the
+/// server closes it.
+fn watchdog(shared: &Shared, mut control: std::fs::File) {
+    let mut message = [0u8; STOP_BYTES];
+    while control.read_exact(&mut message).is_ok() {
+        let [a, b, c, d, e, f, g, h, why] = message;
+        let why = if why == 1 { Stop::Cancelled } else { Stop::Deadline };
+        shared.stop(u64::from_le_bytes([a, b, c, d, e, f, g, h]), why);
     }
 }

@@ -1,0 +1,202 @@
+//! Load over Streamable HTTP: the release binary as `toolgate --http 127.0.0.1:0`, 64
+//! concurrent MCP sessions from this process, each sending its next call as the last one
+//! is answered, for a protocol-only call (`ping`), an embedded catalogue tool
+//! (`base64-codec`) and `run_javascript`. Prints calls/s, p50/p99 and the server's RSS
+//! before, during (at 20 s and at the end) and after each run, as a README table row.
+//!
+//! `cargo bench --bench http_load` (60 s per call kind; `TOOLGATE_LOAD_SECONDS` changes
+//! it, `TOOLGATE_LOAD_SESSIONS` the session count, `TOOLGATE_BENCH_BIN` the binary). The
+//! load runs on the same cores as the server: on a 2-core machine it takes about half.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+fn program() -> String {
+    std::env::var("TOOLGATE_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolgate").to_owned())
+}
+
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+async fn start() -> Option<(Child, String)> {
+    let mut child = Command::new(program())
+        .args(["--http", "127.0.0.1:0"])
+        .env_clear()
+        .env("TOOLGATE_RUNTIMES", "js")
+        .env("TOOLGATE_HTTP_MAX_SESSIONS", "1024")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| eprintln!("cannot start {}: {e}", program()))
+        .ok()?;
+    let mut lines = BufReader::new(child.stderr.take()?).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(url) = line.split(" at ").nth(1).filter(|u| u.starts_with("http://")) {
+            let url = url.trim().to_owned();
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return Some((child, url));
+        }
+    }
+    eprintln!("the gateway did not announce its address");
+    None
+}
+
+/// The server's resident set, in MiB.
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+struct Session {
+    http: reqwest::Client,
+    url: String,
+    id: String,
+    next: u64,
+}
+
+impl Session {
+    async fn open(http: reqwest::Client, url: &str) -> Option<Session> {
+        let mut session = Session {
+            http,
+            url: url.to_owned(),
+            id: String::new(),
+            next: 1,
+        };
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "load", "version": "1"}});
+        let response = session.send("initialize", init).await?;
+        session.id = response.0?;
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        session.post(&note).await.ok()?;
+        Some(session)
+    }
+
+    async fn post(&self, body: &Value) -> reqwest::Result<reqwest::Response> {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(body);
+        if !self.id.is_empty() {
+            request = request.header("mcp-session-id", &self.id);
+        }
+        request.send().await
+    }
+
+    /// Sends one request; the session id the server named, and whether an answer came.
+    async fn send(&mut self, method: &str, params: Value) -> Option<(Option<String>, bool)> {
+        let id = self.next;
+        self.next += 1;
+        let response = self
+            .post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await
+            .ok()?;
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = response.text().await.ok()?;
+        let answered = body.contains(&format!("\"id\":{id}")) && !body.contains("\"isError\":true");
+        Some((session, answered))
+    }
+}
+
+/// Runs `sessions` sessions calling `method`/`params` back to back for `seconds`.
+async fn load(url: &str, pid: u32, label: &str, method: &str, params: Value, sessions: usize, seconds: u64) {
+    let http = reqwest::Client::builder().pool_max_idle_per_host(sessions).build();
+    let Ok(http) = http else { return };
+    let mut opened = Vec::new();
+    for _ in 0..sessions {
+        match Session::open(http.clone(), url).await {
+            Some(s) => opened.push(s),
+            None => {
+                eprintln!("cannot open a session");
+                return;
+            }
+        }
+    }
+    let before = rss_mib(pid);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for mut session in opened {
+        let (stop, method, params) = (stop.clone(), method.to_owned(), params.clone());
+        tasks.push(tokio::spawn(async move {
+            let (mut latencies, mut failed) = (Vec::new(), 0u64);
+            while !stop.load(Ordering::Relaxed) {
+                let started = Instant::now();
+                match session.send(&method, params.clone()).await {
+                    Some((_, true)) => latencies.push(started.elapsed()),
+                    _ => failed += 1,
+                }
+            }
+            (latencies, failed)
+        }));
+    }
+    let started = Instant::now();
+    let at = |s: u64| tokio::time::sleep_until((started + Duration::from_secs(s)).into());
+    at(seconds.min(20)).await;
+    let at20 = rss_mib(pid);
+    at(seconds).await;
+    let at_end = rss_mib(pid);
+    stop.store(true, Ordering::Relaxed);
+    let (mut all, mut failed) = (Vec::new(), 0);
+    for task in tasks {
+        if let Ok((latencies, f)) = task.await {
+            all.extend(latencies);
+            failed += f;
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = rss_mib(pid);
+    all.sort();
+    let pick = |q: f64| {
+        all.get(((all.len() as f64 * q) as usize).min(all.len().saturating_sub(1)))
+            .copied()
+    };
+    let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1000.0);
+    println!(
+        "| {label} | {:.0} | {:.2} ms | {:.2} ms | {failed} | {before:.0} / {at20:.0} / {at_end:.0} / {after:.0} MiB |",
+        all.len() as f64 / elapsed,
+        ms(pick(0.5)),
+        ms(pick(0.99)),
+    );
+}
+
+fn main() {
+    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread().enable_all().build() else {
+        eprintln!("cannot start a tokio runtime");
+        return;
+    };
+    let seconds = setting("TOOLGATE_LOAD_SECONDS", 60);
+    let sessions = usize::try_from(setting("TOOLGATE_LOAD_SESSIONS", 64)).unwrap_or(64);
+    runtime.block_on(async {
+        let Some((child, url)) = start().await else { return };
+        let Some(pid) = child.id() else { return };
+        println!("{sessions} sessions, {seconds} s per call, {}", program());
+        println!("| call | calls/s | p50 | p99 | failed | RSS before / at 20 s / at end / after |");
+        println!("|---|---|---|---|---|---|");
+        load(&url, pid, "ping", "ping", json!({}), sessions, seconds).await;
+        let tool = json!({"name": "base64-codec", "arguments": {"mode": "encode", "input": "hello"}});
+        load(&url, pid, "catalogue tool", "tools/call", tool, sessions, seconds).await;
+        let js = json!({"name": "run_javascript", "arguments": {"code": "return 1 + 1"}});
+        load(&url, pid, "run_javascript", "tools/call", js, sessions, seconds).await;
+        drop(child);
+    });
+}
