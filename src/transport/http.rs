@@ -22,6 +22,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -157,6 +158,14 @@ pub async fn serve(
         .layer(middleware::from_fn_with_state(cap, limit_sessions));
     eprintln!("toolgate MCP over Streamable HTTP at http://{addr}/mcp");
     let stopping = CancellationToken::new();
+    // Answers go out as several small writes (an SSE priming event, then the message);
+    // with Nagle's algorithm on, the second waits for the client's delayed ACK: 40 ms per
+    // call, measured (p50 44 ms at 64 sessions with the server 86% idle).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     let server = axum::serve(listener, app).with_graceful_shutdown(stopping.clone().cancelled_owned());
     let mut server = std::pin::pin!(server.into_future());
     tokio::select! {
