@@ -17,6 +17,7 @@ use crate::limits::Limits;
 use crate::mcp::Advertise;
 
 use crate::registry::Runtimes;
+use crate::upstream;
 
 /// Everything the settings say, checked.
 #[derive(Debug, Clone)]
@@ -42,6 +43,9 @@ pub struct Config {
     /// Internal addresses JavaScript `fetch` may reach despite the address policy
     /// (`TOOLGATE_FETCH_ALLOW`). By default, none.
     pub fetch_allow: FetchAllow,
+    /// The `mcpServers` file of upstream MCP servers (`TOOLGATE_UPSTREAMS`), read when
+    /// the server starts. By default, none.
+    pub upstreams: Option<upstream::Source>,
     /// Notes about settings that were read leniently, for stderr at start.
     pub notes: Vec<String>,
 }
@@ -89,6 +93,8 @@ pub struct Raw {
     pub nx_node_path: Option<PathBuf>,
     /// `NX_ECOSYSTEM_ROOT`.
     pub nx_ecosystem_root: PathBuf,
+    /// `TOOLGATE_UPSTREAMS`.
+    pub upstreams: Option<PathBuf>,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -181,6 +187,10 @@ impl Config {
             nx_ecosystem_root: raw.nx_ecosystem_root,
             limits,
             fetch_allow,
+            upstreams: raw
+                .upstreams
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(upstream::Source),
             notes,
         })
     }
@@ -346,6 +356,19 @@ mod tests {
         assert!(
             Config::from_raw(raw()).unwrap().fetch_allow.is_empty(),
             "empty by default"
+        );
+    }
+
+    #[test]
+    fn upstreams_name_a_file_and_an_empty_setting_names_none() {
+        let mut r = raw();
+        assert_eq!(Config::from_raw(r.clone()).unwrap().upstreams, None);
+        r.upstreams = Some("".into());
+        assert_eq!(Config::from_raw(r.clone()).unwrap().upstreams, None);
+        r.upstreams = Some("servers.json".into());
+        assert_eq!(
+            Config::from_raw(r).unwrap().upstreams,
+            Some(upstream::Source("servers.json".into()))
         );
     }
 

@@ -15,6 +15,7 @@ use toolgate::gateway::Gateway;
 use toolgate::limits;
 use toolgate::mcp::Handler;
 use toolgate::registry::Builtins;
+use toolgate::upstream::Upstreams;
 
 /// An MCP gateway to a catalogue of tools.
 #[derive(Debug, Parser)]
@@ -87,6 +88,10 @@ struct Cli {
     /// is started in (an MCP host's own), not from where the binary is.
     #[arg(long, env = "NX_ECOSYSTEM_ROOT", global = true, default_value = "../NyxilumLang")]
     nx_ecosystem_root: PathBuf,
+    /// An `mcpServers` JSON file (as Claude Desktop, Cursor or VS Code write it): those MCP
+    /// servers' tools are served beside the catalogue as SERVER__TOOL.
+    #[arg(long, env = "TOOLGATE_UPSTREAMS", global = true, value_name = "FILE")]
+    upstreams: Option<PathBuf>,
     /// Diagnostics to stderr at debug level.
     #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     debug: bool,
@@ -198,6 +203,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         fetch_allow: cli.fetch_allow,
         nx_node_path: cli.nx_node_path,
         nx_ecosystem_root: cli.nx_ecosystem_root,
+        upstreams: cli.upstreams,
     };
     let mut config = Config::from_raw(raw)?;
     match cli.command {
@@ -221,7 +227,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 Some(dir) => config.source = SourceSpec::Dir(dir),
                 None => config.choose_source(source.as_deref())?,
             }
-            let gateway = gateway(&config, true)?;
+            let gateway = gateway(&config, true, None)?;
             toolgate::operator::serve(gateway, &listen).await
         }
         Some(Command::Catalogue {
@@ -235,7 +241,10 @@ async fn run(cli: Cli) -> Result<(), String> {
             config.choose_source(source.as_deref())?;
             let text =
                 std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
-            let snapshot = gateway(&config, false)?.snapshot().await.map_err(|e| e.to_string())?;
+            let snapshot = gateway(&config, false, None)?
+                .snapshot()
+                .await
+                .map_err(|e| e.to_string())?;
             eval(&snapshot, &text, show_misses)
         }
         None => {
@@ -269,7 +278,19 @@ async fn run(cli: Cli) -> Result<(), String> {
                     "toolgate runs as root: sandboxed NyxilumNode children are root inside their user namespace; landlock still confines what they read and write, but run toolgate as an ordinary user where you can"
                 );
             }
-            let gateway = gateway(&config, true)?;
+            let upstreams = match &config.upstreams {
+                None => None,
+                Some(source) => {
+                    let (upstreams, notes) = Upstreams::open(source)?;
+                    for note in notes {
+                        tracing::warn!("{note}");
+                    }
+                    let upstreams = Arc::new(upstreams);
+                    upstreams.start();
+                    Some(upstreams)
+                }
+            };
+            let gateway = gateway(&config, true, upstreams.clone())?;
             let handler = Handler::new(
                 gateway.clone(),
                 config.name.clone(),
@@ -285,8 +306,12 @@ async fn run(cli: Cli) -> Result<(), String> {
                     Ok(())
                 }
             };
-            // REPL sessions end with the server: their processes and folders go now.
+            // REPL sessions and upstream servers end with the server: their processes
+            // and folders go now.
             gateway.nyxilum().sessions().close_all().await;
+            if let Some(upstreams) = &upstreams {
+                upstreams.close().await;
+            }
             served
         }
     }
@@ -353,8 +378,9 @@ fn eval(snapshot: &toolgate::catalogue::Snapshot, text: &str, show_misses: usize
     }
 }
 
-/// The gateway `config` describes; `serving` starts the idle JavaScript workers now.
-fn gateway(config: &Config, serving: bool) -> Result<Arc<Gateway>, String> {
+/// The gateway `config` describes, with `upstreams` joined to its catalogue; `serving`
+/// starts the idle JavaScript workers now.
+fn gateway(config: &Config, serving: bool, upstreams: Option<Arc<Upstreams>>) -> Result<Arc<Gateway>, String> {
     let client = match &config.source {
         SourceSpec::Http(base) => Some(ApiClient::new(
             base,
@@ -385,7 +411,11 @@ fn gateway(config: &Config, serving: bool) -> Result<Arc<Gateway>, String> {
         exec.prewarm();
     }
     let builtins = Builtins::new(config.runtimes, &config.limits);
-    Ok(Arc::new(Gateway::new(store, exec, builtins, config.limits.clone())))
+    let gateway = Gateway::new(store, exec, builtins, config.limits.clone());
+    Ok(Arc::new(match upstreams {
+        Some(upstreams) => gateway.with_upstreams(upstreams),
+        None => gateway,
+    }))
 }
 
 /// Diagnostics go to stderr only: stdout is the MCP transport. Warnings by default,

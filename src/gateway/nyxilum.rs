@@ -48,6 +48,7 @@ fn flat(ended: Result<Value, Error>, fields: Map<String, Value>, headline: Strin
         fields,
         headline,
         reached: true,
+        passthrough: None,
     }
 }
 

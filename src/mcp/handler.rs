@@ -15,12 +15,13 @@ use serde_json::Value;
 
 use super::Advertise;
 use super::batch::Progress;
-use super::convert::{failure, run_result, unknown_tool};
+use super::convert::{direct_result, failure, unknown_tool};
 use super::watch::Watch;
 use super::{meta, prompts, resources, tools};
 use crate::error::Error;
 use crate::gateway::{Gateway, Reach};
 use crate::registry::Entry;
+use crate::upstream::Caller;
 
 /// toolgate's MCP server.
 #[derive(Debug, Clone)]
@@ -180,7 +181,10 @@ impl ServerHandler for Handler {
                 peer: context.peer.clone(),
                 token,
             });
-            return Ok(meta::call(&self.gateway, &self.name, &args, progress, &context.ct)
+            // Upstream calls inside act for this client; a batch reports its own progress.
+            let caller = Caller::new(context.peer.clone(), None);
+            return Ok(caller
+                .scope(meta::call(&self.gateway, &self.name, &args, progress, &context.ct))
                 .await
                 .into());
         }
@@ -191,12 +195,15 @@ impl ServerHandler for Handler {
             // act on, not a protocol error.
             Err(e) => return Ok(failure(&e).into()),
         };
-        if let Entry::Catalogue { snapshot, .. } = &entry {
+        if let Entry::Catalogue { snapshot, .. } | Entry::Upstream { snapshot, .. } = &entry {
             self.watch
                 .observe(&self.gateway, &self.listing, snapshot, &context.peer)
                 .await;
         }
-        let run = self.gateway.call(&entry, Value::Object(args), &context.ct).await;
-        Ok(run_result(&run).into())
+        let caller = Caller::new(context.peer.clone(), token);
+        let run = caller
+            .scope(self.gateway.call(&entry, Value::Object(args), &context.ct))
+            .await;
+        Ok(direct_result(&run).into())
     }
 }

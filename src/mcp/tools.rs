@@ -66,12 +66,16 @@ pub(crate) fn meta_tool(name: &str, hidden: usize) -> McpTool {
         .with_annotations(annotations(&json!({"readOnlyHint": false, "openWorldHint": true})))
 }
 
-/// A definition as MCP describes a tool.
+/// A definition as MCP describes a tool (no output schema when it has none).
 pub(crate) fn to_mcp(d: &Definition) -> McpTool {
-    McpTool::new(d.name.clone(), d.description.clone(), object(d.input_schema.clone()))
+    let tool = McpTool::new(d.name.clone(), d.description.clone(), object(d.input_schema.clone()))
         .with_title(d.title.clone())
-        .with_raw_output_schema(Arc::new(object(d.output_schema.clone())))
-        .with_annotations(annotations(&d.annotations))
+        .with_annotations(annotations(&d.annotations));
+    if d.output_schema.is_null() {
+        tool
+    } else {
+        tool.with_raw_output_schema(Arc::new(object(d.output_schema.clone())))
+    }
 }
 
 fn annotations(v: &Value) -> ToolAnnotations {

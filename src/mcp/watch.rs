@@ -59,13 +59,39 @@ impl Watch {
         }
     }
 
-    /// Polls an HTTP catalogue for this client until its transport closes.
+    /// Polls an HTTP catalogue for this client, and follows the upstream servers'
+    /// changes as they happen, until its transport closes.
     pub(crate) fn spawn_poll(self: Arc<Self>, gateway: Arc<Gateway>, listing: Arc<Listing>, peer: Peer<RoleServer>) {
-        let Some(ttl) = gateway.refresh_interval() else { return };
-        let every = ttl.max(MIN_POLL);
+        let every = gateway.refresh_interval().map(|ttl| ttl.max(MIN_POLL));
+        let mut upstream = gateway.upstream_changes();
+        if every.is_none() && upstream.is_none() {
+            return;
+        }
         tokio::spawn(async move {
+            // The advertised set a client sees first is its baseline.
+            if let Ok(snapshot) = gateway.snapshot().await {
+                self.observe(&gateway, &listing, &snapshot, &peer).await;
+            }
             while !peer.is_transport_closed() {
-                tokio::time::sleep(every).await;
+                let poll = async {
+                    match every {
+                        Some(every) => tokio::time::sleep(every).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                let changed = async {
+                    let open = match upstream.as_mut() {
+                        Some(rx) => rx.changed().await.is_ok(),
+                        None => false,
+                    };
+                    if !open {
+                        std::future::pending::<()>().await;
+                    }
+                };
+                tokio::select! {
+                    () = poll => {}
+                    () = changed => {}
+                }
                 if let Ok(snapshot) = gateway.snapshot().await {
                     self.observe(&gateway, &listing, &snapshot, &peer).await;
                 }
