@@ -268,6 +268,57 @@ async fn an_agent_searches_the_catalogue_and_two_upstreams_and_runs_one_batch_ac
     up.gate.stop().await;
 }
 
+/// A client that declares sampling and answers every sampling request with one reply,
+/// keeping what it was asked.
+struct Sampler {
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[allow(deprecated)] // rmcp marks sampling deprecated (SEP-2577); clients still use it.
+impl rmcp::ClientHandler for Sampler {
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let capabilities = serde_json::from_value(json!({"sampling": {}})).unwrap();
+        rmcp::model::ClientInfo::new(capabilities, rmcp::model::Implementation::new("sampler", "1"))
+    }
+
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        self.asked.lock().unwrap().push(serde_json::to_string(&params).unwrap());
+        let reply = json!({"model": "test-model", "role": "assistant", "content": {"type": "text", "text": "sampled by the test client"}});
+        Ok(serde_json::from_value(reply).unwrap())
+    }
+}
+
+#[tokio::test]
+async fn an_upstream_sampling_request_reaches_the_calling_client_that_declared_sampling() {
+    use rmcp::ServiceExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    let servers = json!({"mcpServers": {"everything": {"command": "node", "args": [everything_js(), "stdio"]}}});
+    std::fs::write(&file, servers.to_string()).unwrap();
+    let file = file.display().to_string();
+    let cmd = crate::util::command(dir.path(), &[("TOOLGATE_UPSTREAMS", file.as_str())]);
+    let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+    let asked = std::sync::Arc::default();
+    let client = Sampler {
+        asked: std::sync::Arc::clone(&asked),
+    }
+    .serve(transport)
+    .await
+    .unwrap();
+    let params = rmcp::model::CallToolRequestParams::new("everything__trigger-sampling-request")
+        .with_arguments(json!({"prompt": "name a colour"}).as_object().unwrap().clone());
+    let r = client.call_tool(params).await.unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    assert!(text(&r).contains("sampled by the test client"), "{r:?}");
+    let asked = asked.lock().unwrap().clone();
+    assert!(asked.len() == 1 && asked[0].contains("name a colour"), "{asked:?}");
+    let _ = client.cancel().await;
+}
+
 #[tokio::test]
 async fn a_cancelled_call_is_cancelled_upstream_too() {
     let state = tempfile::tempdir().unwrap();
