@@ -353,6 +353,10 @@ pub const UPSTREAM_CALL_IDLE: Duration = Duration::from_secs(300);
 /// listed with the tools read so far (a loop of cursors cannot hold toolgate).
 pub const UPSTREAM_LIST_PAGES: usize = 100;
 
+/// How long one upstream may take to list its resources or prompts; a slower one adds
+/// nothing to that list (a warning says so) rather than holding the client's.
+pub const UPSTREAM_LIST_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Progress notifications of an upstream kept while no call has claimed their token yet
 /// (one can arrive before rmcp hands back the token of the request it belongs to); the
 /// oldest go first.

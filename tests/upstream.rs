@@ -346,6 +346,53 @@ async fn a_cancelled_call_is_cancelled_upstream_too() {
 }
 
 #[tokio::test]
+async fn upstream_resources_and_prompts_are_reachable_under_their_namespaces() {
+    let servers = json!({"everything": {"command": "node", "args": [everything_js(), "stdio"]}});
+    let up = Federated::start(servers, &[]).await;
+    let client = &up.gate.client;
+    let resources = client.list_all_resources().await.unwrap();
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert!(uris.contains(&"toolgate://guide"), "toolgate's own stay: {uris:?}");
+    let doc = resources
+        .iter()
+        .find(|r| {
+            r.uri
+                .starts_with("toolgate://upstream/everything/demo://resource/static/document/")
+        })
+        .unwrap_or_else(|| panic!("an upstream document: {uris:?}"));
+    assert!(doc.name.starts_with("everything__"), "{doc:?}");
+    let read = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(doc.uri.clone()))
+        .await
+        .unwrap();
+    let contents = serde_json::to_value(&read.contents).unwrap();
+    assert_eq!(contents[0]["uri"], json!(doc.uri), "{contents}");
+    assert!(
+        contents[0]["text"].as_str().is_some_and(|t| !t.is_empty()),
+        "{contents}"
+    );
+    let missing = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "toolgate://upstream/nobody/demo://x",
+        ))
+        .await;
+    assert!(format!("{missing:?}").contains("UPSTREAM_UNAVAILABLE"), "{missing:?}");
+
+    let prompts = client.list_all_prompts().await.unwrap();
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert!(
+        names.contains(&"find-tool") && names.contains(&"everything__simple-prompt"),
+        "{names:?}"
+    );
+    let got = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("everything__simple-prompt"))
+        .await
+        .unwrap();
+    assert!(!got.messages.is_empty(), "{got:?}");
+    up.gate.stop().await;
+}
+
+#[tokio::test]
 async fn an_upstream_tool_added_at_run_time_reaches_clients_as_one_list_changed() {
     let state = tempfile::tempdir().unwrap();
     let mut up = Federated::start(json!({"py": py_server(state.path())}), &[]).await;

@@ -17,7 +17,7 @@ use super::Advertise;
 use super::batch::Progress;
 use super::convert::{direct_result, failure, unknown_tool};
 use super::watch::Watch;
-use super::{meta, prompts, resources, tools};
+use super::{meta, prompts, resources, tools, upstreams};
 use crate::error::Error;
 use crate::gateway::{Gateway, Reach};
 use crate::registry::Entry;
@@ -110,7 +110,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(resources::list(&self.name)))
+        let mut all = resources::list(&self.name);
+        all.extend(upstreams::resources(&self.gateway, &self.name).await);
+        Ok(ListResourcesResult::with_all_items(all))
     }
 
     async fn list_resource_templates(
@@ -128,6 +130,9 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if let Some(read) = upstreams::read(&self.gateway, &self.name, &request.uri).await {
+            return Ok(read?.into());
+        }
         Ok(ReadResourceResult::new(vec![resources::read(&self.gateway, &self.name, &request.uri).await?]).into())
     }
 
@@ -136,7 +141,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(prompts::list()))
+        let mut all = prompts::list();
+        all.extend(upstreams::prompts(&self.gateway).await);
+        Ok(ListPromptsResult::with_all_items(all))
     }
 
     async fn get_prompt(
@@ -145,6 +152,9 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let args = request.arguments.unwrap_or_default();
+        if let Some(got) = upstreams::get_prompt(&self.gateway, &request.name, args.clone()).await {
+            return Ok(got?.into());
+        }
         Ok(prompts::get(&self.gateway, &self.name, &request.name, &args)
             .await?
             .into())

@@ -104,13 +104,16 @@ impl Link {
     /// `Ok` while connected, else `UPSTREAM_UNAVAILABLE` with the last error.
     pub(super) fn status(&self) -> Result<Peer<RoleClient>, Error> {
         let state = self.lock();
-        match &state.peer {
-            Some(peer) if !peer.is_transport_closed() => Ok(peer.clone()),
-            _ => Err(Error::UpstreamUnavailable {
-                server: self.server.name.clone(),
-                reason: state.error.clone().unwrap_or_else(|| "it is starting".to_owned()),
-            }),
-        }
+        let reason = match (&state.peer, &state.error) {
+            (Some(peer), _) if !peer.is_transport_closed() => return Ok(peer.clone()),
+            (Some(_), _) => "its connection closed; it is being restarted".to_owned(),
+            (None, Some(error)) => error.clone(),
+            (None, None) => "it is starting".to_owned(),
+        };
+        Err(Error::UpstreamUnavailable {
+            server: self.server.name.clone(),
+            reason,
+        })
     }
 
     /// Calls the upstream's tool `name`. The answer is the upstream's `CallToolResult`

@@ -12,6 +12,7 @@ mod link;
 pub mod naming;
 mod relay;
 pub mod settings;
+mod surface;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
