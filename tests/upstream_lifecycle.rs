@@ -93,8 +93,8 @@ async fn a_crashed_upstream_answers_unavailable_while_the_others_work_then_comes
 }
 
 #[tokio::test]
-async fn children_die_with_toolgate_when_its_stdin_closes_and_when_it_is_killed() {
-    for how in ["stdin", "SIGKILL"] {
+async fn children_die_with_toolgate_when_its_stdin_closes_it_is_terminated_or_killed() {
+    for how in ["stdin", "SIGTERM", "SIGKILL"] {
         let state = tempfile::tempdir().unwrap();
         let up = Federated::start(json!({"py": py_server(state.path())}), &[]).await;
         let r = up.gate.call("py__echo", json!({"text": "up"})).await;
@@ -104,10 +104,15 @@ async fn children_die_with_toolgate_when_its_stdin_closes_and_when_it_is_killed(
             "stdin" => {
                 up.gate.stop().await;
             }
-            _ => {
+            signal => {
+                let signal = if signal == "SIGTERM" {
+                    libc::SIGTERM
+                } else {
+                    libc::SIGKILL
+                };
                 let gate_pid = up.gate.pid.unwrap() as i32;
                 // SAFETY: kill(2) with a pid this test started.
-                assert_eq!(unsafe { libc::kill(gate_pid, libc::SIGKILL) }, 0);
+                assert_eq!(unsafe { libc::kill(gate_pid, signal) }, 0);
                 exited(gate_pid).await;
             }
         }

@@ -129,10 +129,10 @@ impl Link {
             .send_cancellable_request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), options)
             .await
             .map_err(|e| self.lost(e))?;
+        let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
         if let Some(routed) = &routed {
             routed.sent(handle.progress_token.clone()).await;
         }
-        let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
         let answer = handle.await_response().await;
         abandoned.0 = None;
         match answer {
@@ -186,14 +186,14 @@ impl Link {
             if stop.is_cancelled() {
                 return;
             }
+            if started.elapsed() >= UPSTREAM_HEALTHY_AFTER {
+                backoff = UPSTREAM_BACKOFF_MIN;
+            }
             tracing::warn!(
                 "upstream \"{}\": {ended}; restarting in {} ms",
                 self.server.name,
                 backoff.as_millis()
             );
-            if started.elapsed() >= UPSTREAM_HEALTHY_AFTER {
-                backoff = UPSTREAM_BACKOFF_MIN;
-            }
             tokio::select! {
                 () = tokio::time::sleep(backoff) => {}
                 () = stop.cancelled() => return,
