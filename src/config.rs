@@ -95,6 +95,8 @@ pub struct Raw {
     pub nx_ecosystem_root: PathBuf,
     /// `TOOLGATE_UPSTREAMS`.
     pub upstreams: Option<PathBuf>,
+    /// `TOOLGATE_UPSTREAM_PING_MS`.
+    pub upstream_ping_ms: u64,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -111,6 +113,8 @@ const RESULT_CHARS_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 * 10
 const JS_CONCURRENT_RUNS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_024;
 /// Accepted range of `TOOLGATE_JS_TOTAL_HEAP_MB`.
 const JS_TOTAL_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=1_048_576;
+/// Accepted range of `TOOLGATE_UPSTREAM_PING_MS`.
+const UPSTREAM_PING_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
 /// Accepted range of `TOOLGATE_JS_HEAP_MB`.
 const JS_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=16_384;
 
@@ -156,6 +160,11 @@ impl Config {
             raw.fetch_timeout_ms,
             FETCH_TIMEOUT_MS_RANGE,
         )?;
+        check_range(
+            "TOOLGATE_UPSTREAM_PING_MS",
+            raw.upstream_ping_ms,
+            UPSTREAM_PING_MS_RANGE,
+        )?;
         let fetch_allow = FetchAllow::parse(&raw.fetch_allow)?;
         if !is_valid_name(&raw.name) {
             return Err(format!(
@@ -174,6 +183,7 @@ impl Config {
             js_concurrent_runs: usize::try_from(raw.js_concurrent_runs).unwrap_or(usize::MAX),
             js_total_heap_bytes: usize::try_from(raw.js_total_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
             nyx_concurrent_runs: usize::try_from(raw.nyx_concurrent_runs).unwrap_or(usize::MAX),
+            upstream_ping: Duration::from_millis(raw.upstream_ping_ms),
             ..Limits::default()
         };
         Ok(Config {
@@ -253,6 +263,7 @@ mod tests {
             js_concurrent_runs: 8,
             js_total_heap_mb: 2048,
             nyx_concurrent_runs: 4,
+            upstream_ping_ms: 15_000,
             ..Raw::default()
         }
     }

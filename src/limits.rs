@@ -344,6 +344,11 @@ pub const UPSTREAM_BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// [`UPSTREAM_BACKOFF_MIN`] again.
 pub const UPSTREAM_HEALTHY_AFTER: Duration = Duration::from_secs(10);
 
+/// How often a connected upstream is pinged; one that does not answer a ping within the
+/// same time has stopped answering and is restarted (its calls in flight answer
+/// `UPSTREAM_UNAVAILABLE`).
+pub const UPSTREAM_PING: Duration = Duration::from_secs(15);
+
 /// How long one upstream call may go without an answer or a progress notification;
 /// then it is cancelled upstream and answered `TIMEOUT`. Each progress notification
 /// starts the wait again, so a long call that reports progress is not cut.
@@ -397,6 +402,9 @@ pub struct Limits {
     pub cache_ttl: Duration,
     /// Byte budget of `tools/list` under `auto`. By default, [`ADVERTISE_BYTES`].
     pub advertise_bytes: usize,
+    /// Ping interval (and ping deadline) of upstream servers. By default,
+    /// [`UPSTREAM_PING`].
+    pub upstream_ping: Duration,
 }
 
 impl Default for Limits {
@@ -413,6 +421,7 @@ impl Default for Limits {
             http_timeout: HTTP_TIMEOUT,
             cache_ttl: CACHE_TTL,
             advertise_bytes: ADVERTISE_BYTES,
+            upstream_ping: UPSTREAM_PING,
         }
     }
 }

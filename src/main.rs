@@ -92,6 +92,10 @@ struct Cli {
     /// servers' tools are served beside the catalogue as SERVER__TOOL.
     #[arg(long, env = "TOOLGATE_UPSTREAMS", global = true, value_name = "FILE")]
     upstreams: Option<PathBuf>,
+    /// How often upstream servers are pinged, in milliseconds; one that does not answer
+    /// within the same time is restarted.
+    #[arg(long, env = "TOOLGATE_UPSTREAM_PING_MS", global = true, default_value_t = limits::UPSTREAM_PING.as_millis() as u64)]
+    upstream_ping_ms: u64,
     /// Diagnostics to stderr at debug level.
     #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     debug: bool,
@@ -204,6 +208,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         nx_node_path: cli.nx_node_path,
         nx_ecosystem_root: cli.nx_ecosystem_root,
         upstreams: cli.upstreams,
+        upstream_ping_ms: cli.upstream_ping_ms,
     };
     let mut config = Config::from_raw(raw)?;
     match cli.command {
@@ -281,7 +286,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let upstreams = match &config.upstreams {
                 None => None,
                 Some(source) => {
-                    let (upstreams, notes) = Upstreams::open(source)?;
+                    let (upstreams, notes) = Upstreams::open(source, config.limits.upstream_ping)?;
                     for note in notes {
                         tracing::warn!("{note}");
                     }

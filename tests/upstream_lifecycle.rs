@@ -93,6 +93,32 @@ async fn a_crashed_upstream_answers_unavailable_while_the_others_work_then_comes
 }
 
 #[tokio::test]
+async fn an_upstream_that_stops_answering_is_restarted() {
+    let state = tempfile::tempdir().unwrap();
+    let mut up = Federated::start(
+        json!({"py": py_server(state.path())}),
+        &[("TOOLGATE_UPSTREAM_PING_MS", "300")],
+    )
+    .await;
+    assert!(up.gate.names().await.contains(&"py__hang".to_owned()));
+    let first = py_pid(state.path());
+    while up.gate.changes.try_recv().is_ok() {}
+    // The hung server misses a ping; toolgate ends the connection, the call in flight
+    // answers UPSTREAM_UNAVAILABLE, and the restart brings `came_back`.
+    let r = up.gate.call("py__hang", json!({})).await;
+    expect_error(&r, "UPSTREAM_UNAVAILABLE");
+    exited(first).await;
+    tokio::time::timeout(WAIT, up.gate.changes.recv())
+        .await
+        .expect("tools/list_changed after the restart")
+        .unwrap();
+    let r = up.gate.call("py__came_back", json!({})).await;
+    assert_eq!(structured(&r)["result"], 2, "{r:?}");
+    let stderr = up.gate.stop().await;
+    assert!(stderr.contains("stopped answering"), "{stderr}");
+}
+
+#[tokio::test]
 async fn children_die_with_toolgate_when_its_stdin_closes_it_is_terminated_or_killed() {
     for how in ["stdin", "SIGTERM", "SIGKILL"] {
         let state = tempfile::tempdir().unwrap();

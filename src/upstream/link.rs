@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, JsonObject, ListToolsRequest, PaginatedRequestParams,
@@ -69,11 +69,13 @@ pub(super) struct Link {
     relay: Relay,
     /// Woken on every change of tool list and when the first attempt ends.
     changed: Arc<Notify>,
+    /// How often the connection is pinged, and how long a ping may take.
+    ping: Duration,
 }
 
 impl Link {
-    /// A link that will report changes through `changed`.
-    pub(super) fn new(server: Server, changed: Arc<Notify>) -> Link {
+    /// A link that will report changes through `changed` and ping every `ping`.
+    pub(super) fn new(server: Server, changed: Arc<Notify>, ping: Duration) -> Link {
         let relay = Relay {
             server: server.name.clone(),
             in_flight: Arc::default(),
@@ -84,6 +86,7 @@ impl Link {
             state: Mutex::default(),
             relay,
             changed,
+            ping,
         }
     }
 
@@ -232,8 +235,17 @@ impl Link {
         tracing::debug!("upstream \"{}\" connected", self.server.name);
         let waiting = service.waiting();
         tokio::pin!(waiting);
+        let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + self.ping, self.ping);
         loop {
             tokio::select! {
+                _ = ping.tick() => {
+                    let request = ClientRequest::PingRequest(rmcp::model::PingRequest::default());
+                    match tokio::time::timeout(self.ping, peer.send_request(request)).await {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(e)) => return format!("it did not answer a ping ({e})"),
+                        Err(_) => return format!("it stopped answering (no ping answer within {} ms)", self.ping.as_millis()),
+                    }
+                }
                 quit = &mut waiting => return match quit {
                     Ok(reason) => format!("the connection ended ({reason:?})"),
                     Err(e) => format!("the connection's task failed: {e}"),

@@ -49,8 +49,9 @@ pub struct Upstreams {
 impl Upstreams {
     /// Reads the `mcpServers` file at `source`. A missing or unreadable file, or one that
     /// is no `mcpServers` document, is an error; a bad entry is a note (for stderr) and
-    /// costs only itself. Nothing starts until [`Upstreams::start`].
-    pub fn open(source: &Source) -> Result<(Upstreams, Vec<String>), String> {
+    /// costs only itself. Each server is pinged every `ping` once connected. Nothing
+    /// starts until [`Upstreams::start`].
+    pub fn open(source: &Source, ping: std::time::Duration) -> Result<(Upstreams, Vec<String>), String> {
         let path = source.0.display();
         let text =
             std::fs::read_to_string(&source.0).map_err(|e| format!("TOOLGATE_UPSTREAMS: cannot read {path}: {e}"))?;
@@ -58,7 +59,7 @@ impl Upstreams {
         let changed = Arc::new(Notify::new());
         let links: Vec<Arc<Link>> = servers
             .into_iter()
-            .map(|s| Arc::new(Link::new(s, changed.clone())))
+            .map(|s| Arc::new(Link::new(s, changed.clone(), ping)))
             .collect();
         let counted = Mutex::new(vec![None; links.len()]);
         let upstreams = Upstreams {

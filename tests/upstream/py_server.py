@@ -16,7 +16,7 @@ Tools: `echo`, `shout` (structured output), `env` (reads its environment), `add_
 (adds a tool at run time and says tools/list_changed), `crash` (exits at once, and
 with `stay_down` first creates STATE_DIR/down), `fail` (answers isError), and
 `wait_for_cancel` / `was_cancelled` (a call that only a cancellation ends, and whether
-one did).
+one did), and `hang` (stops answering anything, pings included).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -94,6 +95,12 @@ async def was_cancelled() -> bool:
         return True
     except asyncio.TimeoutError:
         return False
+
+
+@server.tool(description="Blocks the whole server (its event loop included) for an hour: it stops answering.")
+async def hang() -> str:
+    time.sleep(3600)
+    return "woke"
 
 
 @server.tool(description="Always fails with the given message.")
