@@ -411,6 +411,28 @@ async fn an_upstream_tool_added_at_run_time_reaches_clients_as_one_list_changed(
     let r = up.gate.call("py__greet", json!({})).await;
     assert_eq!(text(&r), "hello", "{r:?}");
     up.gate.stop().await;
+
+    // Under `auto` with no room for more tools, the new tool is not listed, but the
+    // meta-tool's count of unlisted tools changes, and that is announced too.
+    let state = tempfile::tempdir().unwrap();
+    let budget = [("TOOLGATE_ADVERTISE", "auto"), ("TOOLGATE_ADVERTISE_BYTES", "1024")];
+    let mut up = Federated::start(json!({"py": py_server(state.path())}), &budget).await;
+    let count = |tools: &[rmcp::model::Tool]| tools[0].description.as_deref().unwrap_or_default().to_owned();
+    let before = count(&up.gate.client.list_all_tools().await.unwrap());
+    while up.gate.changes.try_recv().is_ok() {}
+    let r = up
+        .gate
+        .call("py__add_tool", json!({"name": "greet", "word": "hello"}))
+        .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    tokio::time::timeout(WAIT, up.gate.changes.recv())
+        .await
+        .expect("tools/list_changed for an unlisted tool")
+        .unwrap();
+    let after = up.gate.client.list_all_tools().await.unwrap();
+    assert_eq!(after.len(), 1, "only the meta-tool fits");
+    assert_ne!(count(&after), before, "the count of unlisted tools moved");
+    up.gate.stop().await;
 }
 
 #[tokio::test]

@@ -94,6 +94,9 @@ pub(crate) struct Listed {
     pub(crate) tools: Vec<McpTool>,
     /// Their names, in the same order (what list_changed compares).
     pub(crate) names: Vec<String>,
+    /// How many catalogue tools the meta-tool's description says are not listed (a
+    /// change of it is a change of the list too).
+    pub(crate) hidden: usize,
 }
 
 /// The advertised list of the snapshot last listed, kept because describing every tool
@@ -172,7 +175,7 @@ impl Listing {
         tools.extend(fixed);
         tools.extend(chosen);
         let names = tools.iter().map(|t| t.name.to_string()).collect();
-        Listed { tools, names }
+        Listed { tools, names, hidden }
     }
 }
 

@@ -1,5 +1,6 @@
 //! `notifications/tools/list_changed` (and resources list_changed) when a catalogue
-//! refresh changes the advertised set of tools — and only then.
+//! refresh or an upstream server changes the advertised set of tools (or the meta-tool's
+//! count of tools not listed) — and only then.
 //!
 //! Every snapshot the handler sees passes through [`Watch::observe`], which compares the
 //! advertised names with the last ones; an HTTP catalogue is also polled in the
@@ -18,12 +19,15 @@ use crate::gateway::Gateway;
 /// Shortest interval between background refreshes, whatever the cache lifetime.
 const MIN_POLL: Duration = Duration::from_secs(1);
 
+/// What a client was shown: the listed names and the meta-tool's count of unlisted tools.
+type Seen = (Vec<String>, usize);
+
 /// The advertised set last announced to one client, with the snapshot it came from (held,
 /// not just its address: a freed snapshot's address can be reused by a new one, and then
 /// a change would never be announced).
 #[derive(Debug, Default)]
 pub(crate) struct Watch {
-    last: Mutex<Option<(Arc<Snapshot>, Vec<String>)>>,
+    last: Mutex<Option<(Arc<Snapshot>, Seen)>>,
 }
 
 impl Watch {
@@ -41,7 +45,8 @@ impl Watch {
             if last.as_ref().is_some_and(|(seen, _)| Arc::ptr_eq(seen, snapshot)) {
                 return;
             }
-            let names = listing.advertised(gateway, Some(snapshot)).names.clone();
+            let listed = listing.advertised(gateway, Some(snapshot));
+            let names = (listed.names.clone(), listed.hidden);
             let changed = last.as_ref().is_some_and(|(_, before)| *before != names);
             *last = Some((snapshot.clone(), names));
             changed
