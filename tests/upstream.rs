@@ -319,6 +319,51 @@ async fn an_upstream_sampling_request_reaches_the_calling_client_that_declared_s
     let _ = client.cancel().await;
 }
 
+/// A client that passes every log message it receives to the test.
+struct Listener {
+    logs: tokio::sync::mpsc::UnboundedSender<Value>,
+}
+
+#[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); servers still send it.
+impl rmcp::ClientHandler for Listener {
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let _ = self.logs.send(serde_json::to_value(params).unwrap());
+    }
+}
+
+#[tokio::test]
+async fn an_upstream_log_message_reaches_the_calling_client() {
+    use rmcp::ServiceExt;
+    let state = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {"py": py_server(state.path())}}).to_string(),
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let cmd = crate::util::command(dir.path(), &[("TOOLGATE_UPSTREAMS", file.as_str())]);
+    let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+    let (tx, mut logs) = tokio::sync::mpsc::unbounded_channel();
+    let client = Listener { logs: tx }.serve(transport).await.unwrap();
+    let params = rmcp::model::CallToolRequestParams::new("py__chatty")
+        .with_arguments(json!({"message": "a word from upstream"}).as_object().unwrap().clone());
+    let r = client.call_tool(params).await.unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let log = tokio::time::timeout(WAIT, logs.recv())
+        .await
+        .expect("a log message")
+        .unwrap();
+    assert_eq!(log["data"], "a word from upstream", "{log}");
+    assert_eq!(log["level"], "info", "{log}");
+    let _ = client.cancel().await;
+}
+
 #[tokio::test]
 async fn a_cancelled_call_is_cancelled_upstream_too() {
     let state = tempfile::tempdir().unwrap();

@@ -2,7 +2,7 @@
 //! caused it: progress, log messages, and the requests a server may make of its client
 //! (sampling, elicitation, roots). A request is refused with an error naming the missing
 //! capability when that client did not declare it, or when no call of that client is in
-//! flight.
+//! flight. A log message goes to the client of the latest call, in flight or just ended.
 //!
 //! The calling client is known through [`Caller`], a task-local the MCP handler sets
 //! around each call; the upstream call registers it here for as long as it runs.
@@ -69,6 +69,10 @@ impl Caller {
 struct Routes {
     calls: BTreeMap<u64, (Option<ProgressToken>, Caller)>,
     early: VecDeque<ProgressNotificationParam>,
+    /// The caller of the latest call, kept after it ends: rmcp handles notifications on
+    /// their own tasks, so a log message sent just before an answer can be handled after
+    /// the call is over.
+    last: Option<Caller>,
 }
 
 /// The calls of one upstream in flight.
@@ -82,7 +86,10 @@ impl InFlight {
     /// Registers `caller` for a call about to be sent, until the guard drops.
     pub(super) fn enter(self: &Arc<Self>, caller: Caller) -> Entered {
         let order = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.lock().calls.insert(order, (None, caller));
+        let mut routes = self.lock();
+        routes.last = Some(caller.clone());
+        routes.calls.insert(order, (None, caller));
+        drop(routes);
         Entered {
             in_flight: self.clone(),
             order,
@@ -97,6 +104,17 @@ impl InFlight {
     /// upstream request carries no reference to the call that caused it).
     fn latest(&self) -> Option<Caller> {
         self.lock().calls.values().next_back().map(|(_, c)| c.clone())
+    }
+
+    /// Where a log message goes: the latest call in flight, else the latest that was.
+    fn audience(&self) -> Option<Caller> {
+        let routes = self.lock();
+        routes
+            .calls
+            .values()
+            .next_back()
+            .map(|(_, c)| c.clone())
+            .or_else(|| routes.last.clone())
     }
 
     /// Where progress with `token` goes; `None` (kept for a moment) when no call has
@@ -265,7 +283,7 @@ impl ClientHandler for Relay {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        match self.in_flight.latest() {
+        match self.in_flight.audience() {
             Some(caller) => {
                 if let Err(e) = caller.peer.notify_logging_message(params).await {
                     tracing::debug!("log message from \"{}\" not delivered: {e}", self.server);

@@ -16,7 +16,7 @@ Tools: `echo`, `shout` (structured output), `env` (reads its environment), `add_
 (adds a tool at run time and says tools/list_changed), `crash` (exits at once, and
 with `stay_down` first creates STATE_DIR/down), `fail` (answers isError), and
 `wait_for_cancel` / `was_cancelled` (a call that only a cancellation ends, and whether
-one did), and `hang` (stops answering anything, pings included).
+one did), `hang` (stops answering anything, pings included) and `chatty` (logs).
 """
 
 from __future__ import annotations
@@ -101,6 +101,12 @@ async def was_cancelled() -> bool:
 async def hang() -> str:
     time.sleep(3600)
     return "woke"
+
+
+@server.tool(description="Logs the message at info level to the client, then answers done.")
+async def chatty(message: str, ctx: Context) -> str:
+    await ctx.log("info", message, logger_name="py")
+    return "done"
 
 
 @server.tool(description="Always fails with the given message.")
