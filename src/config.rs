@@ -18,6 +18,7 @@ use crate::mcp::Advertise;
 
 use crate::registry::Runtimes;
 use crate::transport::http::HttpSettings;
+use crate::upstream;
 
 /// Everything the settings say, checked.
 #[derive(Debug, Clone)]
@@ -45,6 +46,9 @@ pub struct Config {
     pub fetch_allow: FetchAllow,
     /// MCP over Streamable HTTP instead of stdio (`--http`), when asked for.
     pub http: Option<HttpSettings>,
+    /// The `mcpServers` file of upstream MCP servers (`TOOLGATE_UPSTREAMS`), read when
+    /// the server starts. By default, none.
+    pub upstreams: Option<upstream::Source>,
     /// Notes about settings that were read leniently, for stderr at start.
     pub notes: Vec<String>,
 }
@@ -102,6 +106,10 @@ pub struct Raw {
     pub http_session_idle_ms: u64,
     /// `TOOLGATE_HTTP_MAX_SESSIONS`.
     pub http_max_sessions: u64,
+    /// `TOOLGATE_UPSTREAMS`.
+    pub upstreams: Option<PathBuf>,
+    /// `TOOLGATE_UPSTREAM_PING_MS`.
+    pub upstream_ping_ms: u64,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -118,6 +126,8 @@ const RESULT_CHARS_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 * 10
 const JS_CONCURRENT_RUNS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_024;
 /// Accepted range of `TOOLGATE_JS_TOTAL_HEAP_MB`.
 const JS_TOTAL_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=1_048_576;
+/// Accepted range of `TOOLGATE_UPSTREAM_PING_MS`.
+const UPSTREAM_PING_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
 /// Accepted range of `TOOLGATE_JS_HEAP_MB`.
 const JS_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=16_384;
 
@@ -163,6 +173,11 @@ impl Config {
             raw.fetch_timeout_ms,
             FETCH_TIMEOUT_MS_RANGE,
         )?;
+        check_range(
+            "TOOLGATE_UPSTREAM_PING_MS",
+            raw.upstream_ping_ms,
+            UPSTREAM_PING_MS_RANGE,
+        )?;
         let fetch_allow = FetchAllow::parse(&raw.fetch_allow)?;
         let http = match raw.http.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
             Some(listen) => Some(HttpSettings::parse(
@@ -191,6 +206,7 @@ impl Config {
             js_concurrent_runs: usize::try_from(raw.js_concurrent_runs).unwrap_or(usize::MAX),
             js_total_heap_bytes: usize::try_from(raw.js_total_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
             nyx_concurrent_runs: usize::try_from(raw.nyx_concurrent_runs).unwrap_or(usize::MAX),
+            upstream_ping: Duration::from_millis(raw.upstream_ping_ms),
             ..Limits::default()
         };
         Ok(Config {
@@ -205,6 +221,10 @@ impl Config {
             limits,
             fetch_allow,
             http,
+            upstreams: raw
+                .upstreams
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(upstream::Source),
             notes,
         })
     }
@@ -267,6 +287,7 @@ mod tests {
             js_concurrent_runs: 8,
             js_total_heap_mb: 2048,
             nyx_concurrent_runs: 4,
+            upstream_ping_ms: 15_000,
             ..Raw::default()
         }
     }
@@ -370,6 +391,19 @@ mod tests {
         assert!(
             Config::from_raw(raw()).unwrap().fetch_allow.is_empty(),
             "empty by default"
+        );
+    }
+
+    #[test]
+    fn upstreams_name_a_file_and_an_empty_setting_names_none() {
+        let mut r = raw();
+        assert_eq!(Config::from_raw(r.clone()).unwrap().upstreams, None);
+        r.upstreams = Some("".into());
+        assert_eq!(Config::from_raw(r.clone()).unwrap().upstreams, None);
+        r.upstreams = Some("servers.json".into());
+        assert_eq!(
+            Config::from_raw(r).unwrap().upstreams,
+            Some(upstream::Source("servers.json".into()))
         );
     }
 

@@ -148,6 +148,16 @@ pub enum Error {
         /// The cap.
         limit: usize,
     },
+    /// A federated MCP server (an upstream) is down, starting or restarting.
+    #[error(
+        "The upstream MCP server \"{server}\" is unavailable: {reason}. It is restarted with backoff; retry shortly."
+    )]
+    UpstreamUnavailable {
+        /// The server's name in the `mcpServers` file.
+        server: String,
+        /// Its last error, in words.
+        reason: String,
+    },
     /// The client cancelled the call before it finished; the run was stopped.
     #[error("The call was cancelled by the client.")]
     Cancelled,
@@ -239,6 +249,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "too many REPL sessions are live: stop one, then start again",
     ),
     (
+        "UPSTREAM_UNAVAILABLE",
+        "yes",
+        "a federated MCP server is down or restarting: retry shortly; other tools keep working",
+    ),
+    (
         "CANCELLED",
         "no",
         "the client cancelled the call and its run was stopped",
@@ -311,6 +326,7 @@ impl Error {
             Error::RunNotFound { .. } => "RUN_NOT_FOUND",
             Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
             Error::SessionLimit { .. } => "SESSION_LIMIT",
+            Error::UpstreamUnavailable { .. } => "UPSTREAM_UNAVAILABLE",
             Error::Cancelled => "CANCELLED",
             Error::Internal(_) => "INTERNAL_ERROR",
         }
@@ -319,7 +335,10 @@ impl Error {
     /// Returns true if and only if the same call may succeed when simply tried again.
     pub fn retryable(&self) -> bool {
         match self {
-            Error::Timeout { .. } | Error::RateLimited { .. } | Error::ApiUnreachable { .. } => true,
+            Error::Timeout { .. }
+            | Error::RateLimited { .. }
+            | Error::ApiUnreachable { .. }
+            | Error::UpstreamUnavailable { .. } => true,
             Error::Api { status, .. } => *status >= 500,
             Error::ToolNotFound { .. }
             | Error::AmbiguousSlug { .. }
@@ -446,6 +465,14 @@ mod tests {
             (Error::RunNotFound { id: s() }, "RUN_NOT_FOUND", false),
             (Error::SessionNotFound { id: s() }, "SESSION_NOT_FOUND", false),
             (Error::SessionLimit { limit: 5 }, "SESSION_LIMIT", false),
+            (
+                Error::UpstreamUnavailable {
+                    server: s(),
+                    reason: s(),
+                },
+                "UPSTREAM_UNAVAILABLE",
+                true,
+            ),
             (Error::Cancelled, "CANCELLED", false),
             (Error::Internal(s()), "INTERNAL_ERROR", false),
         ];

@@ -21,6 +21,7 @@ pub mod sandbox;
 pub mod search;
 pub mod secrets;
 pub mod transport;
+pub mod upstream;
 pub mod validate;
 
 pub use error::{Error, Result};

@@ -371,6 +371,53 @@ pub const STDIO_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// `id` in (clients write it first or last), so the error answers the right call.
 pub const STDIO_ID_SEARCH_BYTES: usize = 4096;
 
+/// How long one upstream MCP server may take to start, initialize and list its tools
+/// before the attempt counts as failed (and is retried with backoff).
+pub const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the first `tools/list` waits for every upstream's first connection attempt
+/// to end, so a client that lists once at start sees their tools; past it the list is
+/// served without the late ones, which a `list_changed` announces when they arrive.
+pub const UPSTREAM_FIRST_WAIT: Duration = Duration::from_secs(10);
+
+/// First wait before restarting an upstream that failed or ended; it doubles on each
+/// failure in a row up to [`UPSTREAM_BACKOFF_MAX`].
+pub const UPSTREAM_BACKOFF_MIN: Duration = Duration::from_millis(250);
+
+/// Longest wait between two restarts of an upstream.
+pub const UPSTREAM_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// A connection that lasted this long was healthy: the next restart waits only
+/// [`UPSTREAM_BACKOFF_MIN`] again.
+pub const UPSTREAM_HEALTHY_AFTER: Duration = Duration::from_secs(10);
+
+/// How often a connected upstream is pinged; one that does not answer a ping within the
+/// same time has stopped answering and is restarted (its calls in flight answer
+/// `UPSTREAM_UNAVAILABLE`).
+pub const UPSTREAM_PING: Duration = Duration::from_secs(15);
+
+/// How long one upstream call may go without an answer or a progress notification;
+/// then it is cancelled upstream and answered `TIMEOUT`. Each progress notification
+/// starts the wait again, so a long call that reports progress is not cut.
+pub const UPSTREAM_CALL_IDLE: Duration = Duration::from_secs(300);
+
+/// Pages of `tools/list` read from one upstream; a server still paging past it is
+/// listed with the tools read so far (a loop of cursors cannot hold toolgate).
+pub const UPSTREAM_LIST_PAGES: usize = 100;
+
+/// How long one upstream may take to list its resources or prompts; a slower one adds
+/// nothing to that list (a warning says so) rather than holding the client's.
+pub const UPSTREAM_LIST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Progress notifications of an upstream kept while no call has claimed their token yet
+/// (one can arrive before rmcp hands back the token of the request it belongs to); the
+/// oldest go first.
+pub const UPSTREAM_EARLY_PROGRESS: usize = 64;
+
+/// Tools kept from one upstream (after its `tools` filter); more are left out with a
+/// note, so one server cannot flood the catalogue and its index.
+pub const UPSTREAM_TOOLS: usize = 2_000;
+
 /// How long the server waits once its session is over (stdin closed, SIGTERM or
 /// SIGINT): first for calls in flight to answer before they are cancelled, then for
 /// blocking work (a JavaScript engine stopping) to end before the process exits.
@@ -402,6 +449,9 @@ pub struct Limits {
     pub cache_ttl: Duration,
     /// Byte budget of `tools/list` under `auto`. By default, [`ADVERTISE_BYTES`].
     pub advertise_bytes: usize,
+    /// Ping interval (and ping deadline) of upstream servers. By default,
+    /// [`UPSTREAM_PING`].
+    pub upstream_ping: Duration,
 }
 
 impl Default for Limits {
@@ -418,6 +468,7 @@ impl Default for Limits {
             http_timeout: HTTP_TIMEOUT,
             cache_ttl: CACHE_TTL,
             advertise_bytes: ADVERTISE_BYTES,
+            upstream_ping: UPSTREAM_PING,
         }
     }
 }

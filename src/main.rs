@@ -15,6 +15,7 @@ use toolgate::gateway::Gateway;
 use toolgate::limits;
 use toolgate::mcp::Handler;
 use toolgate::registry::Builtins;
+use toolgate::upstream::Upstreams;
 
 /// An MCP gateway to a catalogue of tools.
 #[derive(Debug, Parser)]
@@ -87,6 +88,14 @@ struct Cli {
     /// is started in (an MCP host's own), not from where the binary is.
     #[arg(long, env = "NX_ECOSYSTEM_ROOT", global = true, default_value = "../NyxilumLang")]
     nx_ecosystem_root: PathBuf,
+    /// An `mcpServers` JSON file (as Claude Desktop, Cursor or VS Code write it): those MCP
+    /// servers' tools are served beside the catalogue as SERVER__TOOL.
+    #[arg(long, env = "TOOLGATE_UPSTREAMS", global = true, value_name = "FILE")]
+    upstreams: Option<PathBuf>,
+    /// How often upstream servers are pinged, in milliseconds; one that does not answer
+    /// within the same time is restarted.
+    #[arg(long, env = "TOOLGATE_UPSTREAM_PING_MS", global = true, default_value_t = limits::UPSTREAM_PING.as_millis() as u64)]
+    upstream_ping_ms: u64,
     /// Diagnostics to stderr at debug level.
     #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     debug: bool,
@@ -220,6 +229,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         http_allowed_origins: cli.http_allowed_origins,
         http_session_idle_ms: cli.http_session_idle_ms,
         http_max_sessions: cli.http_max_sessions,
+        upstreams: cli.upstreams,
+        upstream_ping_ms: cli.upstream_ping_ms,
     };
     let mut config = Config::from_raw(raw)?;
     match cli.command {
@@ -243,7 +254,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 Some(dir) => config.source = SourceSpec::Dir(dir),
                 None => config.choose_source(source.as_deref())?,
             }
-            let gateway = gateway(&config, true)?;
+            let gateway = gateway(&config, true, None)?;
             toolgate::operator::serve(gateway, &listen).await
         }
         Some(Command::Catalogue {
@@ -257,7 +268,10 @@ async fn run(cli: Cli) -> Result<(), String> {
             config.choose_source(source.as_deref())?;
             let text =
                 std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
-            let snapshot = gateway(&config, false)?.snapshot().await.map_err(|e| e.to_string())?;
+            let snapshot = gateway(&config, false, None)?
+                .snapshot()
+                .await
+                .map_err(|e| e.to_string())?;
             eval(&snapshot, &text, show_misses)
         }
         None => {
@@ -294,7 +308,19 @@ async fn run(cli: Cli) -> Result<(), String> {
                     toolgate::limits::SANDBOX_UNPRIVILEGED_ID
                 );
             }
-            let gateway = gateway(&config, true)?;
+            let upstreams = match &config.upstreams {
+                None => None,
+                Some(source) => {
+                    let (upstreams, notes) = Upstreams::open(source, config.limits.upstream_ping)?;
+                    for note in notes {
+                        tracing::warn!("{note}");
+                    }
+                    let upstreams = Arc::new(upstreams);
+                    upstreams.start();
+                    Some(upstreams)
+                }
+            };
+            let gateway = gateway(&config, true, upstreams.clone())?;
             let handler = Handler::new(
                 gateway.clone(),
                 config.name.clone(),
@@ -315,8 +341,12 @@ async fn run(cli: Cli) -> Result<(), String> {
                     }
                 },
             };
-            // REPL sessions end with the server: their processes and folders go now.
+            // REPL sessions and upstream servers end with the server: their processes
+            // and folders go now.
             gateway.nyxilum().sessions().close_all().await;
+            if let Some(upstreams) = &upstreams {
+                upstreams.close().await;
+            }
             served
         }
     }
@@ -383,8 +413,9 @@ fn eval(snapshot: &toolgate::catalogue::Snapshot, text: &str, show_misses: usize
     }
 }
 
-/// The gateway `config` describes; `serving` starts the idle JavaScript workers now.
-fn gateway(config: &Config, serving: bool) -> Result<Arc<Gateway>, String> {
+/// The gateway `config` describes, with `upstreams` joined to its catalogue; `serving`
+/// starts the idle JavaScript workers now.
+fn gateway(config: &Config, serving: bool, upstreams: Option<Arc<Upstreams>>) -> Result<Arc<Gateway>, String> {
     let client = match &config.source {
         SourceSpec::Http(base) => Some(ApiClient::new(
             base,
@@ -415,7 +446,11 @@ fn gateway(config: &Config, serving: bool) -> Result<Arc<Gateway>, String> {
         exec.prewarm();
     }
     let builtins = Builtins::new(config.runtimes, &config.limits);
-    Ok(Arc::new(Gateway::new(store, exec, builtins, config.limits.clone())))
+    let gateway = Gateway::new(store, exec, builtins, config.limits.clone());
+    Ok(Arc::new(match upstreams {
+        Some(upstreams) => gateway.with_upstreams(upstreams),
+        None => gateway,
+    }))
 }
 
 /// Diagnostics go to stderr only: stdout is the MCP transport. Warnings by default,

@@ -30,3 +30,5 @@ mod search;
 mod source_naming;
 mod stdout_purity;
 mod terminal;
+mod upstream;
+mod upstream_lifecycle;

@@ -11,6 +11,6 @@ pub mod store;
 mod trim;
 
 pub use manifest::{Manifest, Runtime};
-pub use snapshot::{Origin, Problem, Snapshot, Tool};
+pub use snapshot::{Federated, Origin, Problem, Snapshot, Tool};
 pub use source::SourceSpec;
 pub use store::Store;

@@ -25,6 +25,19 @@ pub struct Tool {
     pub validator: Compiled,
     /// True if and only if its slug fits MCP's tool-name grammar.
     pub is_advertisable: bool,
+    /// Where it is served from when it is an upstream MCP server's tool; `None` for a
+    /// tool of the catalogue itself.
+    pub federated: Option<Federated>,
+}
+
+/// An upstream MCP server's tool, named as that server knows it. Plain data: the
+/// catalogue neither connects to upstreams nor knows MCP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Federated {
+    /// The server's name in the `mcpServers` file.
+    pub server: String,
+    /// The tool's own name on that server.
+    pub tool: String,
 }
 
 impl Tool {
@@ -195,21 +208,65 @@ impl Snapshot {
                 code: entry.code,
                 validator,
                 is_advertisable,
+                federated: None,
             }));
         }
+        Snapshot::index(tools, origin, budget).map(|s| (s, problems))
+    }
+
+    /// This snapshot with the tools of upstream MCP servers added (each manifest with
+    /// where it is served from), built within `budget`. This snapshot's own tools are
+    /// shared, not built again; an upstream tool whose slug one of them already has is
+    /// left out as a duplicate.
+    pub fn with_federated(
+        &self,
+        extra: Vec<(Manifest, Federated)>,
+        budget: &Budget,
+    ) -> Result<(Snapshot, Vec<Problem>), OverBudget> {
+        let mut problems = Vec::new();
+        let mut tools: Vec<Arc<Tool>> = self.tools.iter().filter(|t| t.federated.is_none()).cloned().collect();
+        let mut seen: HashSet<String> = tools.iter().map(|t| t.slug().to_owned()).collect();
+        for (mut manifest, federated) in extra {
+            budget.check_time()?;
+            let slug = manifest.slug.clone();
+            if !seen.insert(slug.clone()) {
+                problems.push(Problem::Duplicate { slug });
+                continue;
+            }
+            let validator = match validate::compile(&manifest.input_schema) {
+                Ok(v) => v,
+                Err(e) => {
+                    problems.push(Problem::SetAside { slug, reason: e });
+                    continue;
+                }
+            };
+            let cuts = trim::trim(&mut manifest);
+            if !cuts.is_empty() {
+                problems.push(Problem::Trimmed { slug, cuts });
+            }
+            tools.push(Arc::new(Tool {
+                is_advertisable: slug::is_advertisable(&manifest.slug),
+                manifest,
+                code: None,
+                validator,
+                federated: Some(federated),
+            }));
+        }
+        Snapshot::index(tools, self.origin, budget).map(|s| (s, problems))
+    }
+
+    /// Sorts `tools` by slug and indexes them.
+    fn index(mut tools: Vec<Arc<Tool>>, origin: Origin, budget: &Budget) -> Result<Snapshot, OverBudget> {
         tools.sort_by(|a, b| a.slug().cmp(b.slug()));
         let slugs = tools.iter().map(|t| t.slug().to_owned()).collect();
         let docs: Vec<Document> = tools.iter().map(|t| trim::document(&t.manifest)).collect();
         let index = search::Index::within(&docs, search::Tuning::default(), budget)?;
-        Ok((
-            Snapshot {
-                tools,
-                slugs,
-                origin,
-                index,
-            },
-            problems,
-        ))
+        Ok(Snapshot {
+            tools,
+            slugs,
+            origin,
+            index,
+        })
     }
 
     /// Every tool, sorted by slug.
@@ -296,6 +353,38 @@ mod tests {
             manifest: serde_json::from_value(manifest).unwrap(),
             code: None,
         }
+    }
+
+    #[test]
+    fn federated_tools_join_the_catalogue_are_searchable_and_never_replace_its_own() {
+        let (base, _) = Snapshot::build(vec![entry(json!({"slug": "alpha"}))], Origin::Local);
+        let upstream = |slug: &str, description: &str| {
+            let m: Manifest = serde_json::from_value(json!({"slug": slug, "description": description})).unwrap();
+            (
+                m,
+                Federated {
+                    server: "srv".into(),
+                    tool: "t".into(),
+                },
+            )
+        };
+        let extra = vec![
+            upstream("srv__weather", "Tells the weather forecast."),
+            upstream("alpha", "a clash"),
+        ];
+        let (merged, problems) = base.with_federated(extra, &Budget::unlimited()).unwrap();
+        let slugs: Vec<_> = merged.tools().iter().map(|t| t.slug()).collect();
+        assert_eq!(slugs, ["alpha", "srv__weather"]);
+        assert!(merged.get("alpha").unwrap().federated.is_none());
+        assert_eq!(problems, [Problem::Duplicate { slug: "alpha".into() }]);
+        let hits = merged.search("weather forecast", 5).unwrap();
+        assert_eq!(hits[0].0.slug(), "srv__weather");
+        let (again, _) = merged.with_federated(vec![], &Budget::unlimited()).unwrap();
+        assert_eq!(
+            again.tools().len(),
+            1,
+            "a merge replaces the upstream tools, never stacks them"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! speaks toolgate types only; protocol mapping stays in `mcp` and `operator`.
 
 mod caller;
+mod federation;
 mod nyxilum;
 mod run;
 
@@ -25,6 +26,7 @@ use crate::exec::Executor;
 use crate::history::{Ended, Finished};
 use crate::limits::Limits;
 use crate::registry::{Builtins, Entry, Kind, grouped};
+use crate::upstream::Upstreams;
 
 /// Who is asking for a tool by name, which decides what the name may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +44,8 @@ pub struct Gateway {
     exec: Executor,
     builtins: Builtins,
     limits: Limits,
+    /// The upstream MCP servers whose tools join the catalogue, when configured.
+    federation: Option<federation::Federation>,
 }
 
 impl Gateway {
@@ -52,12 +56,30 @@ impl Gateway {
             exec,
             builtins,
             limits,
+            federation: None,
         }
     }
 
-    /// The current catalogue snapshot (refreshed when it has expired).
+    /// This gateway with the tools of `upstreams` joined to its catalogue (started
+    /// separately, with [`Upstreams::start`]).
+    pub fn with_upstreams(mut self, upstreams: Arc<Upstreams>) -> Gateway {
+        self.federation = Some(federation::Federation::new(upstreams));
+        self
+    }
+
+    /// The upstream MCP servers, when configured.
+    pub fn upstreams(&self) -> Option<&Arc<Upstreams>> {
+        self.federation.as_ref().map(|f| &f.upstreams)
+    }
+
+    /// The current catalogue snapshot (refreshed when it has expired), with the
+    /// upstream servers' tools when there are any.
     pub async fn snapshot(&self) -> Result<Arc<Snapshot>, Error> {
-        self.store.snapshot().await
+        let base = self.store.snapshot().await?;
+        Ok(match &self.federation {
+            Some(f) => f.merge(base).await,
+            None => base,
+        })
     }
 
     /// Builds a local catalogue's snapshot now rather than on first use; an HTTP
@@ -104,7 +126,10 @@ impl Gateway {
             Reach::Meta => snapshot.resolve(wanted)?,
         }
         .clone();
-        Ok(Entry::Catalogue { tool, snapshot })
+        Ok(match tool.federated {
+            Some(_) => Entry::Upstream { tool, snapshot },
+            None => Entry::Catalogue { tool, snapshot },
+        })
     }
 
     /// Resolves `wanted` (as the meta-tool does), validates, runs: [`Gateway::call`].
@@ -185,13 +210,37 @@ impl Gateway {
                 }
                 Kind::Nyxilum(tool) => nyxilum::call(self.exec.nyxilum(), caller.owner(), tool, params).await,
             },
+            Entry::Upstream { tool, .. } => match (&self.federation, &tool.federated) {
+                (Some(f), Some(federated)) => f.call(federated, params).await,
+                _ => Produced::refused(Error::Internal(format!("{} has no upstream here", tool.slug()))),
+            },
         }
     }
 
     /// A check of whether a tool of `snapshot` can run here: `Ok`, else why not (a
-    /// runtime that is missing). Reuse one checker for a whole listing.
+    /// runtime that is missing). Reuse one checker for a whole listing. An upstream
+    /// tool can always run here; whether its server is up now is [`Gateway::reachable`].
     pub fn availability(&self, snapshot: &Snapshot) -> impl FnMut(&crate::catalogue::Tool) -> Result<(), Error> + '_ {
-        self.exec.availability(snapshot.origin())
+        let mut local = self.exec.availability(snapshot.origin());
+        move |tool| match tool.federated {
+            Some(_) => Ok(()),
+            None => local(tool),
+        }
+    }
+
+    /// `Ok` unless `tool` is an upstream tool whose server is down now
+    /// (`UPSTREAM_UNAVAILABLE`, naming it and its last error).
+    pub fn reachable(&self, tool: &crate::catalogue::Tool) -> Result<(), Error> {
+        match (&self.federation, &tool.federated) {
+            (Some(f), Some(federated)) => f.upstreams.status(federated),
+            _ => Ok(()),
+        }
+    }
+
+    /// A receiver that wakes whenever the upstream servers' tools may have changed, when
+    /// there are upstreams.
+    pub fn upstream_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.upstreams().map(|u| u.changes())
     }
 
     /// How often the catalogue can change under this gateway: the cache lifetime of an

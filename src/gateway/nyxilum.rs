@@ -49,6 +49,7 @@ fn flat(ended: Result<Value, Error>, fields: Map<String, Value>, headline: Strin
         fields,
         headline,
         reached: true,
+        passthrough: None,
     }
 }
 

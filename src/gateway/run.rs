@@ -44,6 +44,9 @@ pub struct Produced {
     /// backend (validation passed and the runtime was there). Otherwise the answer is
     /// the bare failure.
     pub reached: bool,
+    /// An upstream server's answer (its `CallToolResult` as JSON), kept whole so a
+    /// direct call gets it as it came.
+    pub passthrough: Option<Value>,
 }
 
 impl Produced {
@@ -55,6 +58,7 @@ impl Produced {
             fields: Map::new(),
             headline: String::new(),
             reached: false,
+            passthrough: None,
         }
     }
 
@@ -66,6 +70,7 @@ impl Produced {
             fields: Map::new(),
             headline: String::new(),
             reached: true,
+            passthrough: None,
         }
     }
 }
@@ -103,7 +108,7 @@ impl Run {
         body.insert("success".into(), json!(p.ended.is_ok()));
         body.extend(match (self.shape, p.reached) {
             (_, false) => Map::new(),
-            (Shape::Envelope, true) => self.envelope(),
+            (Shape::Envelope | Shape::Passthrough, true) => self.envelope(),
             (Shape::Snippet, true) => self.snippet(),
             (Shape::Flat, true) => self.flat(),
         });
@@ -120,7 +125,7 @@ impl Run {
     pub fn recorded(&self) -> Value {
         let p = &self.produced;
         match (&p.ended, self.shape) {
-            (Ok(v), Shape::Envelope | Shape::Snippet) => v.clone(),
+            (Ok(v), Shape::Envelope | Shape::Snippet | Shape::Passthrough) => v.clone(),
             (Ok(v), Shape::Flat) => {
                 let mut all = p.fields.clone();
                 if let Value::Object(own) = v {

@@ -78,13 +78,25 @@ pub(crate) fn run_result(run: &Run) -> CallToolResult {
     answer(run.is_ok(), run_text(run), run.body())
 }
 
+/// A direct call's run: an upstream server's answer as it came (content,
+/// structuredContent, isError), any other run as [`run_result`]. The meta-tool's `run`
+/// keeps the run envelope for every family, so its `run_id` is always there.
+pub(crate) fn direct_result(run: &Run) -> CallToolResult {
+    if let Some(raw) = &run.produced.passthrough
+        && let Ok(result) = serde_json::from_value::<CallToolResult>(raw.clone())
+    {
+        return result;
+    }
+    run_result(run)
+}
+
 /// A run's text. A call that never reached its backend reads as a failure line in every
 /// family; otherwise each family keeps its seed's layout.
 pub(crate) fn run_text(run: &Run) -> String {
     let p = &run.produced;
     let mut text = match (&p.ended, run.shape, p.reached) {
-        (Err(e), _, false) | (Err(e), Shape::Envelope, true) => failure_line(e),
-        (Ok(result), Shape::Envelope, true) => format!(
+        (Err(e), _, false) | (Err(e), Shape::Envelope | Shape::Passthrough, true) => failure_line(e),
+        (Ok(result), Shape::Envelope | Shape::Passthrough, true) => format!(
             "{} finished in {} ms (run {}).\nResult:\n{}",
             run.name,
             run.duration.as_millis(),

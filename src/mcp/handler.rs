@@ -15,12 +15,13 @@ use serde_json::Value;
 
 use super::Advertise;
 use super::batch::Progress;
-use super::convert::{failure, run_result, unknown_tool};
+use super::convert::{direct_result, failure, unknown_tool};
 use super::watch::Watch;
-use super::{meta, prompts, resources, tools};
+use super::{meta, prompts, resources, tools, upstreams};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
 use crate::registry::Entry;
+use crate::upstream::Caller as Relay;
 
 /// toolgate's MCP server, for one session: what it holds is shared by every session of
 /// the process (gateway, advertised list) except its [`Caller`] (history, REPL sessions).
@@ -123,7 +124,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(resources::list(&self.name)))
+        let mut all = resources::list(&self.name);
+        all.extend(upstreams::resources(&self.gateway, &self.name).await);
+        Ok(ListResourcesResult::with_all_items(all))
     }
 
     async fn list_resource_templates(
@@ -141,6 +144,9 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if let Some(read) = upstreams::read(&self.gateway, &self.name, &request.uri).await {
+            return Ok(read?.into());
+        }
         Ok(ReadResourceResult::new(vec![
             resources::read(&self.gateway, &self.caller, &self.name, &request.uri).await?,
         ])
@@ -152,7 +158,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(prompts::list()))
+        let mut all = prompts::list();
+        all.extend(upstreams::prompts(&self.gateway).await);
+        Ok(ListPromptsResult::with_all_items(all))
     }
 
     async fn get_prompt(
@@ -161,6 +169,9 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let args = request.arguments.unwrap_or_default();
+        if let Some(got) = upstreams::get_prompt(&self.gateway, &request.name, args.clone()).await {
+            return Ok(got?.into());
+        }
         Ok(prompts::get(&self.gateway, &self.name, &request.name, &args)
             .await?
             .into())
@@ -197,11 +208,19 @@ impl ServerHandler for Handler {
                 peer: context.peer.clone(),
                 token,
             });
-            return Ok(
-                meta::call(&self.gateway, &self.caller, &self.name, &args, progress, &context.ct)
-                    .await
-                    .into(),
-            );
+            // Upstream calls inside act for this client; a batch reports its own progress.
+            let relay = Relay::new(context.peer.clone(), None);
+            return Ok(relay
+                .scope(meta::call(
+                    &self.gateway,
+                    &self.caller,
+                    &self.name,
+                    &args,
+                    progress,
+                    &context.ct,
+                ))
+                .await
+                .into());
         }
         let entry = match self.gateway.resolve(&request.name, Reach::Direct).await {
             Ok(entry) => entry,
@@ -210,15 +229,18 @@ impl ServerHandler for Handler {
             // act on, not a protocol error.
             Err(e) => return Ok(failure(&e).into()),
         };
-        if let Entry::Catalogue { snapshot, .. } = &entry {
+        if let Entry::Catalogue { snapshot, .. } | Entry::Upstream { snapshot, .. } = &entry {
             self.watch
                 .observe(&self.gateway, &self.listing, snapshot, &context.peer)
                 .await;
         }
-        let run = self
-            .gateway
-            .call(&self.caller, &entry, Value::Object(args), &context.ct)
+        let relay = Relay::new(context.peer.clone(), token);
+        let run = relay
+            .scope(
+                self.gateway
+                    .call(&self.caller, &entry, Value::Object(args), &context.ct),
+            )
             .await;
-        Ok(run_result(&run).into())
+        Ok(direct_result(&run).into())
     }
 }

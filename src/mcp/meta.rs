@@ -175,7 +175,7 @@ fn list(gateway: &Gateway, snapshot: &Snapshot) -> CallToolResult {
         if !t.is_advertisable {
             notes.push("meta-tool only: slug cannot be an MCP tool name".to_owned());
         }
-        if let Err(e) = available(t) {
+        if let Err(e) = available(t).and_then(|()| gateway.reachable(t)) {
             notes.push(format!("unavailable here: {}", e.code()));
             row["available"] = json!(false);
             row["unavailable"] = json!({"code": e.code(), "reason": e.to_string()});

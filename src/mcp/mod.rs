@@ -11,6 +11,7 @@ mod prompts;
 mod resources;
 mod runs;
 mod tools;
+mod upstreams;
 mod watch;
 
 pub use advertise::Advertise;

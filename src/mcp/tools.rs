@@ -66,12 +66,16 @@ pub(crate) fn meta_tool(name: &str, hidden: usize) -> McpTool {
         .with_annotations(annotations(&json!({"readOnlyHint": false, "openWorldHint": true})))
 }
 
-/// A definition as MCP describes a tool.
+/// A definition as MCP describes a tool (no output schema when it has none).
 pub(crate) fn to_mcp(d: &Definition) -> McpTool {
-    McpTool::new(d.name.clone(), d.description.clone(), object(d.input_schema.clone()))
+    let tool = McpTool::new(d.name.clone(), d.description.clone(), object(d.input_schema.clone()))
         .with_title(d.title.clone())
-        .with_raw_output_schema(Arc::new(object(d.output_schema.clone())))
-        .with_annotations(annotations(&d.annotations))
+        .with_annotations(annotations(&d.annotations));
+    if d.output_schema.is_null() {
+        tool
+    } else {
+        tool.with_raw_output_schema(Arc::new(object(d.output_schema.clone())))
+    }
 }
 
 fn annotations(v: &Value) -> ToolAnnotations {
@@ -90,6 +94,9 @@ pub(crate) struct Listed {
     pub(crate) tools: Vec<McpTool>,
     /// Their names, in the same order (what list_changed compares).
     pub(crate) names: Vec<String>,
+    /// How many catalogue tools the meta-tool's description says are not listed (a
+    /// change of it is a change of the list too).
+    pub(crate) hidden: usize,
 }
 
 /// The advertised list of the snapshot last listed, kept because describing every tool
@@ -168,7 +175,7 @@ impl Listing {
         tools.extend(fixed);
         tools.extend(chosen);
         let names = tools.iter().map(|t| t.name.to_string()).collect();
-        Listed { tools, names }
+        Listed { tools, names, hidden }
     }
 }
 

@@ -1,5 +1,6 @@
 //! `notifications/tools/list_changed` (and resources list_changed) when a catalogue
-//! refresh changes the advertised set of tools — and only then.
+//! refresh or an upstream server changes the advertised set of tools (or the meta-tool's
+//! count of tools not listed) — and only then.
 //!
 //! Every snapshot the handler sees passes through [`Watch::observe`], which compares the
 //! advertised names with the last ones; an HTTP catalogue is also polled in the
@@ -18,12 +19,15 @@ use crate::gateway::Gateway;
 /// Shortest interval between background refreshes, whatever the cache lifetime.
 const MIN_POLL: Duration = Duration::from_secs(1);
 
+/// What a client was shown: the listed names and the meta-tool's count of unlisted tools.
+type Seen = (Vec<String>, usize);
+
 /// The advertised set last announced to one client, with the snapshot it came from (held,
 /// not just its address: a freed snapshot's address can be reused by a new one, and then
 /// a change would never be announced).
 #[derive(Debug, Default)]
 pub(crate) struct Watch {
-    last: Mutex<Option<(Arc<Snapshot>, Vec<String>)>>,
+    last: Mutex<Option<(Arc<Snapshot>, Seen)>>,
 }
 
 impl Watch {
@@ -41,7 +45,8 @@ impl Watch {
             if last.as_ref().is_some_and(|(seen, _)| Arc::ptr_eq(seen, snapshot)) {
                 return;
             }
-            let names = listing.advertised(gateway, Some(snapshot)).names.clone();
+            let listed = listing.advertised(gateway, Some(snapshot));
+            let names = (listed.names.clone(), listed.hidden);
             let changed = last.as_ref().is_some_and(|(_, before)| *before != names);
             *last = Some((snapshot.clone(), names));
             changed
@@ -59,13 +64,39 @@ impl Watch {
         }
     }
 
-    /// Polls an HTTP catalogue for this client until its transport closes.
+    /// Polls an HTTP catalogue for this client, and follows the upstream servers'
+    /// changes as they happen, until its transport closes.
     pub(crate) fn spawn_poll(self: Arc<Self>, gateway: Arc<Gateway>, listing: Arc<Listing>, peer: Peer<RoleServer>) {
-        let Some(ttl) = gateway.refresh_interval() else { return };
-        let every = ttl.max(MIN_POLL);
+        let every = gateway.refresh_interval().map(|ttl| ttl.max(MIN_POLL));
+        let mut upstream = gateway.upstream_changes();
+        if every.is_none() && upstream.is_none() {
+            return;
+        }
         tokio::spawn(async move {
+            // The advertised set a client sees first is its baseline.
+            if let Ok(snapshot) = gateway.snapshot().await {
+                self.observe(&gateway, &listing, &snapshot, &peer).await;
+            }
             while !peer.is_transport_closed() {
-                tokio::time::sleep(every).await;
+                let poll = async {
+                    match every {
+                        Some(every) => tokio::time::sleep(every).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                let changed = async {
+                    let open = match upstream.as_mut() {
+                        Some(rx) => rx.changed().await.is_ok(),
+                        None => false,
+                    };
+                    if !open {
+                        std::future::pending::<()>().await;
+                    }
+                };
+                tokio::select! {
+                    () = poll => {}
+                    () = changed => {}
+                }
                 if let Ok(snapshot) = gateway.snapshot().await {
                     self.observe(&gateway, &listing, &snapshot, &peer).await;
                 }

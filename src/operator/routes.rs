@@ -212,6 +212,8 @@ fn status(e: &Error) -> StatusCode {
         Error::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
         Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
         Error::ApiUnreachable { .. } => StatusCode::BAD_GATEWAY,
+        // A federated MCP server behind this one is down: retryable, like a 503.
+        Error::UpstreamUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
         // The catalogue API this server relays failed: retryable as it was.
         Error::Api { status, .. } if *status >= 500 => StatusCode::BAD_GATEWAY,
         Error::Api { .. } => StatusCode::FAILED_DEPENDENCY,
@@ -282,6 +284,10 @@ mod tests {
             Error::RunNotFound { id: s() },
             Error::SessionNotFound { id: s() },
             Error::SessionLimit { limit: 5 },
+            Error::UpstreamUnavailable {
+                server: s(),
+                reason: s(),
+            },
             Error::Internal(s()),
         ]
     }

@@ -35,7 +35,8 @@ pub struct Definition {
     pub description: String,
     /// Its input schema.
     pub input_schema: Value,
-    /// The schema of its whole `structuredContent`, failures admitted.
+    /// The schema of its whole `structuredContent`, failures admitted; `null` when none
+    /// is advertised (an upstream tool whose server declares none).
     pub output_schema: Value,
     /// MCP tool annotations (`readOnlyHint`, `openWorldHint`, `title`, ...).
     pub annotations: Value,
@@ -52,6 +53,9 @@ pub enum Shape {
     /// The nyxilum-mcp seed's flat bodies (`{success, exitCode, ...}`, `{success,
     /// sessionId}`, ...).
     Flat,
+    /// An upstream MCP server's own answer, passed on as it came to a direct call (and
+    /// in the run envelope where runs are gathered: batch, history, the API).
+    Passthrough,
 }
 
 /// A resolved tool, ready to validate and run.
@@ -67,13 +71,21 @@ pub enum Entry {
     },
     /// A built-in tool.
     Builtin(Arc<Builtin>),
+    /// An upstream MCP server's tool (its `federated` says which), with the snapshot it
+    /// was resolved from.
+    Upstream {
+        /// The tool.
+        tool: Arc<Tool>,
+        /// The snapshot it belongs to.
+        snapshot: Arc<Snapshot>,
+    },
 }
 
 impl Entry {
     /// The name it is called by.
     pub fn name(&self) -> &str {
         match self {
-            Entry::Catalogue { tool, .. } => tool.slug(),
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => tool.slug(),
             Entry::Builtin(b) => &b.definition.name,
         }
     }
@@ -81,7 +93,7 @@ impl Entry {
     /// Its compiled input schema.
     pub fn validator(&self) -> Result<&Compiled, Error> {
         match self {
-            Entry::Catalogue { tool, .. } => Ok(&tool.validator),
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => Ok(&tool.validator),
             Entry::Builtin(b) => b.validator(),
         }
     }
@@ -89,16 +101,17 @@ impl Entry {
     /// Its input schema.
     pub fn input_schema(&self) -> &Value {
         match self {
-            Entry::Catalogue { tool, .. } => &tool.manifest.input_schema,
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => &tool.manifest.input_schema,
             Entry::Builtin(b) => &b.definition.input_schema,
         }
     }
 
-    /// The schema of what it returns: a catalogue tool's own `result` schema (`None`
-    /// when it declares none), a built-in's whole answer.
+    /// The schema of what it returns: a catalogue tool's own `result` schema, an
+    /// upstream tool's `structuredContent` schema (`None` when either declares none), a
+    /// built-in's whole answer.
     pub fn output_schema(&self) -> Option<&Value> {
         match self {
-            Entry::Catalogue { tool, .. } => tool.manifest.output_schema.as_ref(),
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => tool.manifest.output_schema.as_ref(),
             Entry::Builtin(b) => Some(&b.definition.output_schema),
         }
     }
@@ -106,7 +119,7 @@ impl Entry {
     /// What it does, in full.
     pub fn description(&self) -> &str {
         match self {
-            Entry::Catalogue { tool, .. } => &tool.manifest.description,
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => &tool.manifest.description,
             Entry::Builtin(b) => &b.definition.description,
         }
     }
@@ -115,6 +128,7 @@ impl Entry {
     pub fn shape(&self) -> Shape {
         match self {
             Entry::Catalogue { .. } => Shape::Envelope,
+            Entry::Upstream { .. } => Shape::Passthrough,
             Entry::Builtin(b) => b.shape(),
         }
     }
@@ -123,7 +137,7 @@ impl Entry {
     /// MCP's tool-name grammar).
     pub fn is_advertisable(&self) -> bool {
         match self {
-            Entry::Catalogue { tool, .. } => tool.is_advertisable,
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => tool.is_advertisable,
             Entry::Builtin(_) => true,
         }
     }
@@ -132,7 +146,7 @@ impl Entry {
     /// synthesised from its input schema.
     pub fn example_params(&self) -> Value {
         let found = match self {
-            Entry::Catalogue { tool, .. } => crate::catalogue::example::params_for(tool),
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => crate::catalogue::example::params_for(tool),
             Entry::Builtin(b) => b.validator().ok().and_then(|v| {
                 crate::catalogue::example::params_from(b.examples.clone(), &b.definition.input_schema, v)
             }),
@@ -142,7 +156,9 @@ impl Entry {
 }
 
 /// A catalogue tool as clients see it. The output schema describes the whole
-/// `structuredContent` of a run, with the tool's own output schema under `result`.
+/// `structuredContent` of a run, with the tool's own output schema under `result`; an
+/// upstream tool's answer is its server's own, so its output schema is the server's
+/// (failures admitted), or `null` — none advertised — when the server declares none.
 pub fn describe(tool: &Tool) -> Definition {
     let m = &tool.manifest;
     let title = if m.name.is_empty() {
@@ -159,7 +175,11 @@ pub fn describe(tool: &Tool) -> Definition {
         title,
         description: m.description.clone(),
         input_schema: m.input_schema.clone(),
-        output_schema: envelope::run_output_schema(m.output_schema.as_ref()),
+        output_schema: match (&tool.federated, &m.output_schema) {
+            (None, own) => envelope::run_output_schema(own.as_ref()),
+            (Some(_), Some(own)) => envelope::admit_failures(own.clone()),
+            (Some(_), None) => Value::Null,
+        },
         annotations,
     }
 }

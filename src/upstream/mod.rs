@@ -1,0 +1,248 @@
+//! Upstream MCP servers (`TOOLGATE_UPSTREAMS`): the user's own servers, federated as
+//! catalogue tools named `SERVER__TOOL`.
+//!
+//! [`Upstreams`] reads the `mcpServers` file, keeps one supervised rmcp client per
+//! server (`link.rs`), and offers what the gateway needs: the tools as manifests (for
+//! the snapshot, so search, list, schema, batch, history and diff reach them like any
+//! tool), a generation that changes with them, each server's status, and the call.
+//! With `mcp` and `commands::check`, this is the code that knows rmcp; it knows nothing
+//! of the handler: the calling client reaches it only as a [`Caller`].
+
+mod link;
+pub mod naming;
+mod relay;
+pub mod settings;
+mod surface;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+pub use link::ENV_PASS;
+pub use relay::Caller;
+pub use settings::{Filter, Server, Source, Transport};
+
+use self::link::Link;
+use crate::catalogue::{Federated, Manifest};
+use crate::error::Error;
+use crate::limits::{SHUTDOWN_GRACE, UPSTREAM_FIRST_WAIT};
+
+/// The upstream servers of one toolgate.
+#[derive(Debug)]
+pub struct Upstreams {
+    links: Vec<Arc<Link>>,
+    /// Woken by a link whenever what it knows changes.
+    changed: Arc<Notify>,
+    /// Counts changes of the federated tool lists (and first attempts ending).
+    generation: watch::Sender<u64>,
+    /// The tool lists the generation was last counted for.
+    counted: Mutex<Vec<Option<Arc<Vec<rmcp::model::Tool>>>>>,
+    stop: CancellationToken,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Notes already printed about names left out.
+    noted: Mutex<HashSet<String>>,
+}
+
+impl Upstreams {
+    /// Reads the `mcpServers` file at `source`. A missing or unreadable file, or one that
+    /// is no `mcpServers` document, is an error; a bad entry is a note (for stderr) and
+    /// costs only itself. Each server is pinged every `ping` once connected. Nothing
+    /// starts until [`Upstreams::start`].
+    pub fn open(source: &Source, ping: std::time::Duration) -> Result<(Upstreams, Vec<String>), String> {
+        let path = source.0.display();
+        let text =
+            std::fs::read_to_string(&source.0).map_err(|e| format!("TOOLGATE_UPSTREAMS: cannot read {path}: {e}"))?;
+        let (servers, notes) = settings::parse(&text).map_err(|e| format!("TOOLGATE_UPSTREAMS: {path}: {e}"))?;
+        let changed = Arc::new(Notify::new());
+        let links: Vec<Arc<Link>> = servers
+            .into_iter()
+            .map(|s| Arc::new(Link::new(s, changed.clone(), ping)))
+            .collect();
+        let counted = Mutex::new(vec![None; links.len()]);
+        let upstreams = Upstreams {
+            links,
+            changed,
+            generation: watch::Sender::new(0),
+            counted,
+            stop: CancellationToken::new(),
+            tasks: Mutex::default(),
+            noted: Mutex::default(),
+        };
+        Ok((upstreams, notes))
+    }
+
+    /// Starts one supervisor per server, and the task that turns their changes into
+    /// generations. Call once, inside the runtime.
+    pub fn start(self: &Arc<Self>) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        for link in &self.links {
+            tasks.push(tokio::spawn(link.clone().supervise(self.stop.child_token())));
+        }
+        let this = Arc::downgrade(self);
+        let (changed, stop) = (self.changed.clone(), self.stop.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let notified = changed.notified();
+                match this.upgrade() {
+                    Some(upstreams) => upstreams.count(),
+                    None => return,
+                }
+                tokio::select! {
+                    () = notified => {}
+                    () = stop.cancelled() => return,
+                }
+            }
+        }));
+    }
+
+    /// Advances the generation when some link's tool list (or first attempt) changed.
+    fn count(&self) {
+        let now: Vec<Option<Arc<Vec<rmcp::model::Tool>>>> =
+            self.links.iter().map(|l| l.is_tried().then(|| l.tools())).collect();
+        let mut counted = self.counted.lock().unwrap_or_else(PoisonError::into_inner);
+        if *counted != now {
+            *counted = now;
+            self.generation.send_modify(|g| *g += 1);
+        }
+    }
+
+    /// Returns true if and only if no server is configured.
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
+    /// A number that changes whenever the federated tools may have.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
+    }
+
+    /// A receiver that wakes on every new generation.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+
+    /// Waits until every server's first connection attempt has ended, at most
+    /// [`UPSTREAM_FIRST_WAIT`] (once settled, it returns at once).
+    pub async fn settled(&self) {
+        let mut changes = self.changes();
+        let all_tried = || self.links.iter().all(|l| l.is_tried());
+        let wait = async {
+            while !all_tried() {
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(UPSTREAM_FIRST_WAIT, wait).await;
+    }
+
+    /// Every exposed tool of every server as a manifest, with where it is served from.
+    /// A tool its server's `tools` filter excludes is not here; one the naming rule
+    /// had to leave out is noted once on stderr.
+    pub fn manifests(&self) -> Vec<(Manifest, Federated)> {
+        let mut out = Vec::new();
+        for link in &self.links {
+            let server = &link.server;
+            let tools = link.tools();
+            let exposed: Vec<&rmcp::model::Tool> = tools.iter().filter(|t| server.tools.admits(&t.name)).collect();
+            let names: Vec<&str> = exposed.iter().map(|t| t.name.as_ref()).collect();
+            for (tool, slug) in exposed.iter().zip(naming::slugs(&server.prefix, &names)) {
+                match slug {
+                    Some(slug) => out.push((
+                        manifest(&server.name, slug, tool),
+                        Federated {
+                            server: server.name.clone(),
+                            tool: tool.name.to_string(),
+                        },
+                    )),
+                    None => self.note(format!(
+                        "upstream \"{}\": tool \"{}\" left out: its name is listed twice or its fitted slug is taken",
+                        server.name, tool.name
+                    )),
+                }
+            }
+        }
+        out
+    }
+
+    fn note(&self, line: String) {
+        if self
+            .noted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(line.clone())
+        {
+            tracing::warn!("{line}");
+        }
+    }
+
+    fn link(&self, server: &str) -> Result<&Arc<Link>, Error> {
+        self.links
+            .iter()
+            .find(|l| l.server.name == server)
+            .ok_or_else(|| Error::UpstreamUnavailable {
+                server: server.to_owned(),
+                reason: "it is not configured".to_owned(),
+            })
+    }
+
+    /// `Ok` while the tool's server is connected, else `UPSTREAM_UNAVAILABLE` naming it
+    /// and its last error.
+    pub fn status(&self, tool: &Federated) -> Result<(), Error> {
+        self.link(&tool.server)?.status().map(|_| ())
+    }
+
+    /// Calls `tool` with `params` (already validated). The answer is the upstream's
+    /// `CallToolResult` as JSON, passed on as it came.
+    pub async fn call(&self, tool: &Federated, params: &Value) -> Result<Value, Error> {
+        let arguments = match params {
+            Value::Object(map) => map.clone(),
+            _ => Map::new(),
+        };
+        self.link(&tool.server)?.call(&tool.tool, arguments).await
+    }
+
+    /// Stops every supervisor; their connections close and their children are killed.
+    pub async fn close(&self) {
+        self.stop.cancel();
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, futures::future::join_all(tasks)).await;
+    }
+}
+
+/// An upstream tool as a manifest: its title, description, schemas and annotations
+/// kept; its server's name as category and tag, so a search for the server finds it.
+fn manifest(server: &str, slug: String, tool: &rmcp::model::Tool) -> Manifest {
+    let annotations = tool
+        .annotations
+        .as_ref()
+        .and_then(|a| serde_json::to_value(a).ok())
+        .and_then(|v| match v {
+            Value::Object(map) => Some(map),
+            _ => None,
+        });
+    let name = tool
+        .title
+        .clone()
+        .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()))
+        .unwrap_or_else(|| tool.name.to_string());
+    let mut extra = Map::new();
+    extra.insert("upstream".to_owned(), json!({"server": server, "tool": tool.name}));
+    Manifest {
+        slug,
+        name,
+        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+        category: server.to_owned(),
+        tags: vec![server.to_owned(), "upstream".to_owned()],
+        input_schema: Value::Object((*tool.input_schema).clone()),
+        output_schema: tool.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
+        annotations,
+        examples: Vec::new(),
+        runtime: None,
+        source: None,
+        extra,
+    }
+}

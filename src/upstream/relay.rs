@@ -1,0 +1,299 @@
+//! What an upstream sends toolgate as its client, passed on to the client whose call
+//! caused it: progress, log messages, and the requests a server may make of its client
+//! (sampling, elicitation, roots). A request is refused with an error naming the missing
+//! capability when that client did not declare it, or when no call of that client is in
+//! flight. A log message goes to the client of the latest call, in flight or just ended.
+//!
+//! The calling client is known through [`Caller`], a task-local the MCP handler sets
+//! around each call; the upstream call registers it here for as long as it runs.
+//!
+//! rmcp marks sampling, roots and logging deprecated (SEP-2577 replaces them in protocol
+//! 2026-07-28), but the servers and clients of every earlier version use them, so they
+//! are relayed while they exist.
+#![allow(deprecated)]
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode,
+    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, RoleServer};
+use tokio::sync::Notify;
+
+use crate::limits::UPSTREAM_EARLY_PROGRESS;
+
+tokio::task_local! {
+    static CALLER: Caller;
+}
+
+/// The client on whose behalf a call runs, and its progress token when it sent one.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    peer: Peer<RoleServer>,
+    progress: Option<ProgressToken>,
+}
+
+impl Caller {
+    /// The client behind `peer`; `progress` is the token its request carried, when
+    /// upstream progress should reach it (a direct call: not a batch, which reports its
+    /// own progress).
+    pub fn new(peer: Peer<RoleServer>, progress: Option<ProgressToken>) -> Caller {
+        Caller { peer, progress }
+    }
+
+    /// Runs `fut` with this caller as the one upstream calls made inside it act for.
+    pub async fn scope<F: Future>(self, fut: F) -> F::Output {
+        CALLER.scope(self, fut).await
+    }
+
+    /// The caller of the task running now, when the handler set one.
+    pub(super) fn current() -> Option<Caller> {
+        CALLER.try_with(Clone::clone).ok()
+    }
+
+    fn capabilities(&self) -> ClientCapabilities {
+        self.peer
+            .peer_info()
+            .map(|i| i.capabilities.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// What the calls of one upstream in flight need routed: each call's caller, by the
+/// order calls began, with the progress token rmcp gave its request once it is known;
+/// and progress that arrived before its call's token was known (bounded).
+#[derive(Debug, Default)]
+struct Routes {
+    calls: BTreeMap<u64, (Option<ProgressToken>, Caller)>,
+    early: VecDeque<ProgressNotificationParam>,
+    /// The caller of the latest call, kept after it ends: rmcp handles notifications on
+    /// their own tasks, so a log message sent just before an answer can be handled after
+    /// the call is over.
+    last: Option<Caller>,
+}
+
+/// The calls of one upstream in flight.
+#[derive(Debug, Default)]
+pub(super) struct InFlight {
+    routes: Mutex<Routes>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl InFlight {
+    /// Registers `caller` for a call about to be sent, until the guard drops.
+    pub(super) fn enter(self: &Arc<Self>, caller: Caller) -> Entered {
+        let order = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut routes = self.lock();
+        routes.last = Some(caller.clone());
+        routes.calls.insert(order, (None, caller));
+        drop(routes);
+        Entered {
+            in_flight: self.clone(),
+            order,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The caller a request of the upstream acts for: the latest call in flight (an
+    /// upstream request carries no reference to the call that caused it).
+    fn latest(&self) -> Option<Caller> {
+        self.lock().calls.values().next_back().map(|(_, c)| c.clone())
+    }
+
+    /// Where a log message goes: the latest call in flight, else the latest that was.
+    fn audience(&self) -> Option<Caller> {
+        let routes = self.lock();
+        routes
+            .calls
+            .values()
+            .next_back()
+            .map(|(_, c)| c.clone())
+            .or_else(|| routes.last.clone())
+    }
+
+    /// Where progress with `token` goes; `None` (kept for a moment) when no call has
+    /// claimed it yet.
+    fn route(&self, params: ProgressNotificationParam) -> Option<(Caller, ProgressNotificationParam)> {
+        let mut routes = self.lock();
+        let found = routes
+            .calls
+            .values()
+            .find(|(t, _)| t.as_ref() == Some(&params.progress_token))
+            .map(|(_, c)| c.clone());
+        match found {
+            Some(caller) => Some((caller, params)),
+            None => {
+                if routes.early.len() >= UPSTREAM_EARLY_PROGRESS {
+                    routes.early.pop_front();
+                }
+                routes.early.push_back(params);
+                None
+            }
+        }
+    }
+}
+
+/// A call's registration; dropping it ends the call's routing.
+#[derive(Debug)]
+pub(super) struct Entered {
+    in_flight: Arc<InFlight>,
+    order: u64,
+}
+
+impl Entered {
+    /// Notes the progress token rmcp gave the call's request, and passes on whatever
+    /// progress already came with it.
+    pub(super) async fn sent(&self, token: ProgressToken) {
+        let (caller, early) = {
+            let mut routes = self.in_flight.lock();
+            let mut early = Vec::new();
+            routes.early.retain(|p| {
+                let mine = p.progress_token == token;
+                if mine {
+                    early.push(p.clone());
+                }
+                !mine
+            });
+            match routes.calls.get_mut(&self.order) {
+                Some(call) => {
+                    call.0 = Some(token);
+                    (call.1.clone(), early)
+                }
+                None => return,
+            }
+        };
+        for params in early {
+            forward(&caller, params).await;
+        }
+    }
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.in_flight.lock().calls.remove(&self.order);
+    }
+}
+
+/// Passes progress on to `caller` under its own token, when it sent one.
+async fn forward(caller: &Caller, mut params: ProgressNotificationParam) {
+    if let Some(token) = &caller.progress {
+        params.progress_token = token.clone();
+        if let Err(e) = caller.peer.notify_progress(params).await {
+            tracing::debug!("progress not delivered: {e}");
+        }
+    }
+}
+
+/// The client handler of one upstream connection.
+#[derive(Debug, Clone)]
+pub(super) struct Relay {
+    /// The server's name, for messages.
+    pub(super) server: String,
+    /// Calls in flight.
+    pub(super) in_flight: Arc<InFlight>,
+    /// Woken when the upstream says its tool list changed.
+    pub(super) relist: Arc<Notify>,
+}
+
+impl Relay {
+    fn refuse(&self, what: &str) -> McpError {
+        McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "toolgate cannot pass this {what} request from upstream \"{}\" on: the client whose call caused it did not declare the {what} capability (or no call of it is in flight)",
+                self.server
+            ),
+            None,
+        )
+    }
+
+    fn caller_with(&self, what: &str, has: impl Fn(&ClientCapabilities) -> bool) -> Result<Caller, McpError> {
+        match self.in_flight.latest() {
+            Some(c) if has(&c.capabilities()) => Ok(c),
+            _ => Err(self.refuse(what)),
+        }
+    }
+}
+
+fn relayed(server: &str, e: rmcp::ServiceError) -> McpError {
+    match e {
+        rmcp::ServiceError::McpError(e) => e,
+        other => McpError::internal_error(format!("relaying to the client for \"{server}\" failed: {other}"), None),
+    }
+}
+
+impl ClientHandler for Relay {
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        // Declared so upstreams may ask; each request is refused at run time when the
+        // calling client lacks the capability.
+        let capabilities = serde_json::from_value(serde_json::json!({"roots": {}, "sampling": {}, "elicitation": {}}))
+            .unwrap_or_default();
+        rmcp::model::ClientInfo::new(
+            capabilities,
+            rmcp::model::Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        let caller = self.caller_with("sampling", |c| c.sampling.is_some())?;
+        caller
+            .peer
+            .create_message(params)
+            .await
+            .map_err(|e| relayed(&self.server, e))
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let caller = self.caller_with("elicitation", |c| c.elicitation.is_some())?;
+        let request = rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
+        match caller.peer.send_request(request).await {
+            Ok(rmcp::model::ClientResult::ElicitResult(result)) => Ok(result),
+            Ok(_) => Err(relayed(&self.server, rmcp::ServiceError::UnexpectedResponse)),
+            Err(e) => Err(relayed(&self.server, e)),
+        }
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, McpError> {
+        let caller = self.caller_with("roots", |c| c.roots.is_some())?;
+        caller.peer.list_roots().await.map_err(|e| relayed(&self.server, e))
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        if let Some((caller, params)) = self.in_flight.route(params) {
+            forward(&caller, params).await;
+        }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        match self.in_flight.audience() {
+            Some(caller) => {
+                if let Err(e) = caller.peer.notify_logging_message(params).await {
+                    tracing::debug!("log message from \"{}\" not delivered: {e}", self.server);
+                }
+            }
+            None => tracing::debug!("upstream \"{}\" logged outside a call: {:?}", self.server, params.data),
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.relist.notify_one();
+    }
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""A small upstream MCP server on the official Python SDK, for tests/upstream.rs.
+
+Usage: python3 tests/upstream/py_server.py STATE_DIR
+
+It speaks MCP over stdio and keeps what the tests steer in STATE_DIR:
+
+- it refuses to start (exit 3) while STATE_DIR/down exists, so a test holds it down
+  for as long as it needs, with no timing involved;
+- it writes its pid to STATE_DIR/pid, so a test can wait for it to exit;
+- each start is counted in STATE_DIR/starts; from its second start on it also offers
+  the tool `came_back`, so toolgate's relisting after a restart is a tools/list_changed
+  a test can wait for.
+
+Tools: `echo`, `shout` (structured output), `env` (reads its environment), `add_tool`
+(adds a tool at run time and says tools/list_changed), `crash` (exits at once, and
+with `stay_down` first creates STATE_DIR/down), `fail` (answers isError), and
+`wait_for_cancel` / `was_cancelled` (a call that only a cancellation ends, and whether
+one did), `hang` (stops answering anything, pings included) and `chatty` (logs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+state = Path(sys.argv[1])
+if (state / "down").exists():
+    print("py_server: held down by the test", file=sys.stderr)
+    sys.exit(3)
+starts_file = state / "starts"
+starts = int(starts_file.read_text()) + 1 if starts_file.exists() else 1
+starts_file.write_text(str(starts))
+(state / "pid").write_text(str(os.getpid()))
+
+server = MCPServer("py-upstream")
+
+
+@server.tool(description="Echoes the given text back, unchanged.")
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool(title="Shout", description="Turns words into capitals and counts them.")
+def shout(words: str) -> dict[str, object]:
+    return {"loud": words.upper(), "count": len(words.split())}
+
+
+@server.tool(description="Reports which of the named environment variables are set, and their values.")
+def env(names: list[str]) -> dict[str, str | None]:
+    return {n: os.environ.get(n) for n in names}
+
+
+@server.tool(description="Adds a tool that answers with a fixed word, then tells the client the tool list changed.")
+async def add_tool(name: str, word: str, ctx: Context) -> str:
+    def added() -> str:
+        return word
+
+    server.add_tool(added, name=name, description=f"Answers {word}.")
+    await ctx.session.send_tool_list_changed()
+    return f"added {name}"
+
+
+@server.tool(description="Ends this server's process at once, as a crash would.")
+def crash(stay_down: bool = False) -> str:
+    if stay_down:
+        (state / "down").write_text("")
+    os._exit(1)
+
+
+cancelled = asyncio.Event()
+
+
+@server.tool(description="Reports progress 0, then waits until the call is cancelled.")
+async def wait_for_cancel(ctx: Context) -> str:
+    await ctx.report_progress(0, 1)
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise
+    return "never cancelled"
+
+
+@server.tool(description="Answers true once a wait_for_cancel call was cancelled (false after 30 s).")
+async def was_cancelled() -> bool:
+    try:
+        await asyncio.wait_for(cancelled.wait(), 30)
+        return True
+    except asyncio.TimeoutError:
+        return False
+
+
+@server.tool(description="Blocks the whole server (its event loop included) for an hour: it stops answering.")
+async def hang() -> str:
+    time.sleep(3600)
+    return "woke"
+
+
+@server.tool(description="Logs the message at info level to the client, then answers done.")
+async def chatty(message: str, ctx: Context) -> str:
+    await ctx.log("info", message, logger_name="py")
+    return "done"
+
+
+@server.tool(description="Always fails with the given message.")
+def fail(message: str) -> str:
+    raise ToolError(message)
+
+
+if starts > 1:
+
+    @server.tool(description="Exists only after a restart.")
+    def came_back() -> int:
+        return starts
+
+
+server.run("stdio")
