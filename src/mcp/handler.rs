@@ -209,7 +209,7 @@ impl ServerHandler for Handler {
                 token,
             });
             // Upstream calls inside act for this client; a batch reports its own progress.
-            let relay = Relay::new(context.peer.clone(), None);
+            let relay = Relay::new(context.peer.clone(), self.caller.owner(), None);
             return Ok(relay
                 .scope(meta::call(
                     &self.gateway,
@@ -234,7 +234,7 @@ impl ServerHandler for Handler {
                 .observe(&self.gateway, &self.listing, snapshot, &context.peer)
                 .await;
         }
-        let relay = Relay::new(context.peer.clone(), token);
+        let relay = Relay::new(context.peer.clone(), self.caller.owner(), token);
         let run = relay
             .scope(
                 self.gateway

@@ -4,6 +4,11 @@
 //! capability when that client did not declare it, or when no call of that client is in
 //! flight. A log message goes to the client of the latest call, in flight or just ended.
 //!
+//! An upstream's request or log message names no call, so it is routed only when that is
+//! unambiguous: when the calls in flight to that upstream all belong to one MCP session.
+//! With calls of several sessions in flight (over HTTP), a request is refused and a log
+//! message dropped — guessing could show one session's data to another.
+//!
 //! The calling client is known through [`Caller`], a task-local the MCP handler sets
 //! around each call; the upstream call registers it here for as long as it runs.
 //!
@@ -29,19 +34,26 @@ tokio::task_local! {
     static CALLER: Caller;
 }
 
-/// The client on whose behalf a call runs, and its progress token when it sent one.
+/// The client on whose behalf a call runs, its session, and its progress token when it
+/// sent one.
 #[derive(Debug, Clone)]
 pub struct Caller {
     peer: Peer<RoleServer>,
+    /// The MCP session (`gateway::Caller::owner`): calls of one session may share routes.
+    session: u64,
     progress: Option<ProgressToken>,
 }
 
 impl Caller {
-    /// The client behind `peer`; `progress` is the token its request carried, when
-    /// upstream progress should reach it (a direct call: not a batch, which reports its
-    /// own progress).
-    pub fn new(peer: Peer<RoleServer>, progress: Option<ProgressToken>) -> Caller {
-        Caller { peer, progress }
+    /// The client behind `peer` in MCP session `session`; `progress` is the token its
+    /// request carried, when upstream progress should reach it (a direct call: not a
+    /// batch, which reports its own progress).
+    pub fn new(peer: Peer<RoleServer>, session: u64, progress: Option<ProgressToken>) -> Caller {
+        Caller {
+            peer,
+            session,
+            progress,
+        }
     }
 
     /// Runs `fut` with this caller as the one upstream calls made inside it act for.
@@ -75,6 +87,16 @@ struct Routes {
     last: Option<Caller>,
 }
 
+/// The latest call in flight, when every call in flight belongs to its session.
+fn one_session(routes: &Routes) -> Option<Caller> {
+    let latest = routes.calls.values().next_back().map(|(_, c)| c.clone())?;
+    routes
+        .calls
+        .values()
+        .all(|(_, c)| c.session == latest.session)
+        .then_some(latest)
+}
+
 /// The calls of one upstream in flight.
 #[derive(Debug, Default)]
 pub(super) struct InFlight {
@@ -100,21 +122,22 @@ impl InFlight {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The caller a request of the upstream acts for: the latest call in flight (an
-    /// upstream request carries no reference to the call that caused it).
+    /// The caller a request of the upstream acts for: the latest call in flight, when
+    /// every call in flight belongs to one session (an upstream request carries no
+    /// reference to the call that caused it, so with several sessions it is nobody's).
     fn latest(&self) -> Option<Caller> {
-        self.lock().calls.values().next_back().map(|(_, c)| c.clone())
+        let routes = self.lock();
+        one_session(&routes)
     }
 
-    /// Where a log message goes: the latest call in flight, else the latest that was.
+    /// Where a log message goes: the latest call in flight when every call in flight
+    /// belongs to one session, else (none in flight) the latest that was.
     fn audience(&self) -> Option<Caller> {
         let routes = self.lock();
-        routes
-            .calls
-            .values()
-            .next_back()
-            .map(|(_, c)| c.clone())
-            .or_else(|| routes.last.clone())
+        if routes.calls.is_empty() {
+            return routes.last.clone();
+        }
+        one_session(&routes)
     }
 
     /// Where progress with `token` goes; `None` (kept for a moment) when no call has
@@ -206,7 +229,7 @@ impl Relay {
         McpError::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!(
-                "toolgate cannot pass this {what} request from upstream \"{}\" on: the client whose call caused it did not declare the {what} capability (or no call of it is in flight)",
+                "toolgate cannot pass this {what} request from upstream \"{}\" on: the client whose call caused it did not declare the {what} capability, no call is in flight, or calls of several sessions are (the request does not say which it belongs to)",
                 self.server
             ),
             None,
