@@ -93,8 +93,15 @@ impl Session {
     /// Initializes a session against `url` (answer asserted), with `host`/`origin`
     /// headers left to reqwest.
     pub async fn open(url: &str) -> Session {
+        Session::open_with(url, json!({})).await
+    }
+
+    /// [`Session::open`] declaring `capabilities`.
+    pub async fn open_with(url: &str, capabilities: Value) -> Session {
         let http = reqwest::Client::new();
-        let response = post(&http, url, None, &initialize(1)).await;
+        let mut init = initialize(1);
+        init["params"]["capabilities"] = capabilities;
+        let response = post(&http, url, None, &init).await;
         assert_eq!(response.status(), 200, "initialize: {response:?}");
         let id = response
             .headers()
@@ -335,4 +342,47 @@ fn busy_below(pid: u32) -> bool {
             ticks * 1000 / hz >= 500
         })
     })
+}
+
+#[tokio::test]
+async fn an_upstream_request_is_not_routed_to_a_guess_when_two_sessions_call_that_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    let everything = crate::upstream::everything_js();
+    let servers = json!({"mcpServers": {"everything": {"command": "node", "args": [everything, "stdio"]}}});
+    std::fs::write(&file, servers.to_string()).unwrap();
+    let file = file.display().to_string();
+    let gate = HttpGate::start(&[("TOOLGATE_UPSTREAMS", &file)]).await;
+    // Alice starts a long operation on the upstream and reports progress: once the first
+    // progress arrives, her call is in flight there.
+    let alice = Session::open(&gate.url).await;
+    let long = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "everything__trigger-long-running-operation",
+        "arguments": {"duration": 60, "steps": 60},
+        "_meta": {"progressToken": "alice"}
+    }});
+    let mut stream = post(&alice.http, &alice.url, Some(&alice.id), &long).await;
+    let mut seen = String::new();
+    while !seen.contains("notifications/progress") {
+        let chunk = tokio::time::timeout(Duration::from_secs(60), stream.chunk())
+            .await
+            .expect("progress from the long operation")
+            .unwrap()
+            .expect("the stream stays open while the operation runs");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    // Bob, who declared sampling, triggers a sampling request from the same upstream. It
+    // names no call, and two sessions have calls in flight there: refused, not guessed
+    // (the latest call is Bob's, but it could as well have been Alice's).
+    let mut bob = Session::open_with(&gate.url, json!({"sampling": {}})).await;
+    let answer = tokio::time::timeout(
+        Duration::from_secs(60),
+        bob.request(
+            "tools/call",
+            json!({"name": "everything__trigger-sampling-request", "arguments": {"prompt": "hi"}}),
+        ),
+    )
+    .await
+    .expect("the sampling request is refused, not left waiting on a client");
+    assert!(answer.to_string().contains("calls of several sessions"), "{answer}");
 }
