@@ -133,6 +133,18 @@ async fn initialize_declares_the_notifications_it_sends() {
     assert_eq!(caps.tools.as_ref().and_then(|t| t.list_changed), Some(true));
     assert_eq!(caps.resources.as_ref().and_then(|r| r.list_changed), Some(true));
     assert!(caps.prompts.is_some() && caps.completions.is_some());
+    // Logging: upstream servers' log messages are passed on, filtered by logging/setLevel.
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients still use it.
+    let logging = caps.logging.is_some();
+    assert!(logging);
+    #[allow(deprecated)]
+    let set = gate
+        .client
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Error,
+        ))
+        .await;
+    assert!(set.is_ok(), "{set:?}");
     gate.stop().await;
 }
 

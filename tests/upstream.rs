@@ -361,6 +361,25 @@ async fn an_upstream_log_message_reaches_the_calling_client() {
         .unwrap();
     assert_eq!(log["data"], "a word from upstream", "{log}");
     assert_eq!(log["level"], "info", "{log}");
+    // After logging/setLevel warning, an info message is not passed on; an error is.
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients still use it.
+    client
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Warning,
+        ))
+        .await
+        .unwrap();
+    for (message, level) in [("below the level", "info"), ("at the level", "error")] {
+        let params = rmcp::model::CallToolRequestParams::new("py__chatty")
+            .with_arguments(json!({"message": message, "level": level}).as_object().unwrap().clone());
+        let r = client.call_tool(params).await.unwrap();
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+    }
+    let log = tokio::time::timeout(WAIT, logs.recv())
+        .await
+        .expect("a log message")
+        .unwrap();
+    assert_eq!(log["data"], "at the level", "the info message was held back: {log}");
     let _ = client.cancel().await;
 }
 

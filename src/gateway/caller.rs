@@ -4,15 +4,19 @@
 //! gets `SESSION_NOT_FOUND`. Nothing a caller does is visible to another.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use crate::history::History;
 
-/// One caller's state: its history and its identity as an owner of REPL sessions.
+/// One caller's state: its history, its identity as an owner of REPL sessions, and the
+/// least severe log message it wants.
 #[derive(Debug, Clone)]
 pub struct Caller {
     history: Arc<History>,
     owner: u64,
+    /// The least severe log message passed on to it, as a rank in syslog order (0: debug,
+    /// every message; 7: emergency only). MCP's `logging/setLevel` sets it.
+    log_level: Arc<AtomicU8>,
 }
 
 impl Caller {
@@ -23,6 +27,7 @@ impl Caller {
         Caller {
             history: Arc::default(),
             owner: NEXT.fetch_add(1, Ordering::Relaxed),
+            log_level: Arc::default(),
         }
     }
 
@@ -34,6 +39,17 @@ impl Caller {
     /// Its identity as the owner of REPL sessions.
     pub fn owner(&self) -> u64 {
         self.owner
+    }
+
+    /// From now on, only log messages of severity rank `rank` or above reach it.
+    pub fn set_log_level(&self, rank: u8) {
+        self.log_level.store(rank, Ordering::Relaxed);
+    }
+
+    /// The least severe log rank it wants, shared: whoever passes log messages on to this
+    /// caller reads the level in force when each message arrives.
+    pub fn log_level(&self) -> Arc<AtomicU8> {
+        self.log_level.clone()
     }
 }
 

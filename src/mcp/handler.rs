@@ -70,6 +70,9 @@ impl Handler {
 }
 
 impl ServerHandler for Handler {
+    // Logging is declared and honoured while clients of every protocol before 2026-07-28
+    // use it, though rmcp marks it deprecated (SEP-2577).
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let instructions = format!(
             "toolgate is a gateway to a catalogue of tools. Call a listed tool directly by its slug, or use the '{0}' meta-tool: {{\"command\":\"list\"}} to see every tool, {{\"command\":\"schema\",\"slug\":...}} for exact parameters and a ready-to-send call, {{\"command\":\"run\",\"slug\":...,\"params\":{{...}}}} to run one. Failures carry a stable code and a retryable flag; never retry a non-retryable one unchanged.",
@@ -85,6 +88,7 @@ impl ServerHandler for Handler {
                 .enable_resources_list_changed()
                 .enable_prompts()
                 .enable_completions()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
@@ -177,6 +181,19 @@ impl ServerHandler for Handler {
             .into())
     }
 
+    /// `logging/setLevel`: log messages below the level no longer reach this session (the
+    /// ones toolgate passes on from upstream servers; toolgate's own diagnostics go to
+    /// its stderr, never to a client).
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients still use it.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.caller.set_log_level(crate::upstream::rank(request.level));
+        Ok(())
+    }
+
     async fn complete(
         &self,
         request: CompleteRequestParams,
@@ -209,7 +226,7 @@ impl ServerHandler for Handler {
                 token,
             });
             // Upstream calls inside act for this client; a batch reports its own progress.
-            let relay = Relay::new(context.peer.clone(), self.caller.owner(), None);
+            let relay = Relay::new(context.peer.clone(), self.caller.owner(), self.caller.log_level(), None);
             return Ok(relay
                 .scope(meta::call(
                     &self.gateway,
@@ -234,7 +251,12 @@ impl ServerHandler for Handler {
                 .observe(&self.gateway, &self.listing, snapshot, &context.peer)
                 .await;
         }
-        let relay = Relay::new(context.peer.clone(), self.caller.owner(), token);
+        let relay = Relay::new(
+            context.peer.clone(),
+            self.caller.owner(),
+            self.caller.log_level(),
+            token,
+        );
         let run = relay
             .scope(
                 self.gateway

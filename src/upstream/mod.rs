@@ -22,7 +22,7 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use link::ENV_PASS;
-pub use relay::Caller;
+pub use relay::{Caller, rank};
 pub use settings::{Filter, Server, Source, Transport};
 
 use self::link::Link;

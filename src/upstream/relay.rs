@@ -18,11 +18,12 @@
 #![allow(deprecated)]
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode,
-    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, RoleServer};
@@ -41,19 +42,33 @@ pub struct Caller {
     peer: Peer<RoleServer>,
     /// The MCP session (`gateway::Caller::owner`): calls of one session may share routes.
     session: u64,
+    /// The least severe log rank the session wants (`gateway::Caller::log_level`).
+    log_level: Arc<AtomicU8>,
     progress: Option<ProgressToken>,
 }
 
 impl Caller {
-    /// The client behind `peer` in MCP session `session`; `progress` is the token its
-    /// request carried, when upstream progress should reach it (a direct call: not a
-    /// batch, which reports its own progress).
-    pub fn new(peer: Peer<RoleServer>, session: u64, progress: Option<ProgressToken>) -> Caller {
+    /// The client behind `peer` in MCP session `session`, which wants log messages of
+    /// rank `log_level` and above; `progress` is the token its request carried, when
+    /// upstream progress should reach it (a direct call: not a batch, which reports its
+    /// own progress).
+    pub fn new(
+        peer: Peer<RoleServer>,
+        session: u64,
+        log_level: Arc<AtomicU8>,
+        progress: Option<ProgressToken>,
+    ) -> Caller {
         Caller {
             peer,
             session,
+            log_level,
             progress,
         }
+    }
+
+    /// Returns true if and only if this caller wants a log message of `level`.
+    fn wants(&self, level: LoggingLevel) -> bool {
+        rank(level) >= self.log_level.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs `fut` with this caller as the one upstream calls made inside it act for.
@@ -307,6 +322,8 @@ impl ClientHandler for Relay {
         _context: NotificationContext<RoleClient>,
     ) {
         match self.in_flight.audience() {
+            // Below the level the session asked for with logging/setLevel: not sent.
+            Some(caller) if !caller.wants(params.level) => {}
             Some(caller) => {
                 if let Err(e) = caller.peer.notify_logging_message(params).await {
                     tracing::debug!("log message from \"{}\" not delivered: {e}", self.server);
@@ -318,5 +335,19 @@ impl ClientHandler for Relay {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.relist.notify_one();
+    }
+}
+
+/// A log level's rank in syslog order: 0 for debug up to 7 for emergency.
+pub fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
     }
 }

@@ -103,9 +103,9 @@ async def hang() -> str:
     return "woke"
 
 
-@server.tool(description="Logs the message at info level to the client, then answers done.")
-async def chatty(message: str, ctx: Context) -> str:
-    await ctx.log("info", message, logger_name="py")
+@server.tool(description="Logs the message to the client (at info level unless told), then answers done.")
+async def chatty(message: str, ctx: Context, level: str = "info") -> str:
+    await ctx.log(level, message, logger_name="py")
     return "done"
 
 
