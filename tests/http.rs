@@ -386,3 +386,63 @@ async fn an_upstream_request_is_not_routed_to_a_guess_when_two_sessions_call_tha
     .expect("the sampling request is refused, not left waiting on a client");
     assert!(answer.to_string().contains("calls of several sessions"), "{answer}");
 }
+
+#[tokio::test]
+async fn a_session_that_ends_takes_its_repl_sessions_with_it() {
+    let standin = crate::nyxilum::standin().display().to_string();
+    let gate = HttpGate::start(&[
+        ("TOOLGATE_RUNTIMES", "nyxilum"),
+        ("NX_NODE_PATH", &standin),
+        ("TOOLGATE_HTTP_MAX_SESSIONS", "1"),
+        ("TOOLGATE_HTTP_SESSION_IDLE_MS", "1000"),
+    ])
+    .await;
+    let mut alice = Session::open(&gate.url).await;
+    let started = alice.call("nyxilum_repl_start", json!({})).await;
+    assert!(started["sessionId"].is_string(), "{started}");
+    let repl_alive = |server: u32| descendants_running(server, "standin/nx");
+    assert!(repl_alive(gate.pid()), "the REPL process runs while its session lives");
+    // Alice goes idle and her session expires (seen when a new one is accepted: each try is
+    // a request, bounded far above the idle time); her REPL process goes with it.
+    let http = reqwest::Client::new();
+    let started = Instant::now();
+    while post(&http, &gate.url, None, &initialize(1)).await.status() != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the idle session never expired"
+        );
+    }
+    while repl_alive(gate.pid()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the REPL outlived its session"
+        );
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Returns true if and only if a live (not zombie) process below `pid` has `needle` in its
+/// command line.
+fn descendants_running(pid: u32, needle: &str) -> bool {
+    let mut stack = vec![pid];
+    while let Some(p) = stack.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for child in children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+                let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+                let zombie = std::fs::read_to_string(format!("/proc/{child}/stat"))
+                    .ok()
+                    .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
+                    .unwrap_or(true);
+                if !zombie && String::from_utf8_lossy(&cmdline).contains(needle) {
+                    return true;
+                }
+                stack.push(child);
+            }
+        }
+    }
+    false
+}

@@ -29,6 +29,9 @@ use crate::upstream::Caller as Relay;
 pub struct Handler {
     gateway: Arc<Gateway>,
     caller: Caller,
+    /// Ends the caller's REPL sessions when the last clone of this session's handler is
+    /// dropped (the session ended: stdin closed, an HTTP session deleted or idle).
+    _ending: Arc<Ending>,
     name: String,
     watch: Arc<Watch>,
     listing: Arc<tools::Listing>,
@@ -43,9 +46,11 @@ impl Handler {
             advertise,
             budget,
         };
+        let caller = Caller::new();
         Handler {
+            _ending: Arc::new(Ending::new(&gateway, &caller)),
             gateway,
-            caller: Caller::new(),
+            caller,
             name,
             watch: Arc::default(),
             listing: Arc::new(tools::Listing::new(policy)),
@@ -56,8 +61,10 @@ impl Handler {
     /// (an empty history, no REPL sessions) and its own record of what the client saw.
     #[must_use]
     pub fn for_new_session(&self) -> Handler {
+        let caller = Caller::new();
         Handler {
-            caller: Caller::new(),
+            _ending: Arc::new(Ending::new(&self.gateway, &caller)),
+            caller,
             watch: Arc::default(),
             ..self.clone()
         }
@@ -66,6 +73,32 @@ impl Handler {
     /// The gateway it serves.
     pub fn gateway(&self) -> Arc<Gateway> {
         self.gateway.clone()
+    }
+}
+
+/// What a session leaves behind when it ends, cleared when dropped.
+#[derive(Debug)]
+struct Ending {
+    gateway: Arc<Gateway>,
+    owner: u64,
+}
+
+impl Ending {
+    fn new(gateway: &Arc<Gateway>, caller: &Caller) -> Ending {
+        Ending {
+            gateway: gateway.clone(),
+            owner: caller.owner(),
+        }
+    }
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        // Without a runtime (the process is ending) every REPL session is closed anyway.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (gateway, owner) = (self.gateway.clone(), self.owner);
+            runtime.spawn(async move { gateway.nyxilum().sessions().close_owned(owner).await });
+        }
     }
 }
 

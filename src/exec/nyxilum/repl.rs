@@ -173,6 +173,24 @@ impl Sessions {
             session.io.lock().await.take();
         }
     }
+
+    /// Ends every session of the caller `owner` (its MCP session has ended).
+    pub async fn close_owned(&self, owner: u64) {
+        let owned: Vec<Arc<Session>> = {
+            let mut state = lock(&self.inner.state);
+            let ids: Vec<String> = state
+                .live
+                .iter()
+                .filter(|(_, s)| s.owner == owner)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| state.live.remove(id)).collect()
+        };
+        for session in owned {
+            process::kill_group(session.group);
+            session.io.lock().await.take();
+        }
+    }
 }
 
 /// Locks a std mutex, recovering from a panic in another holder (the data are plain).
