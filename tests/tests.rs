@@ -7,6 +7,7 @@ mod batch;
 mod catalogue_api;
 mod catalogue_check;
 mod catalogue_tools;
+mod conformance;
 mod execution_modes;
 mod fetch_policy;
 mod history;
