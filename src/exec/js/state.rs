@@ -1,4 +1,4 @@
-//! What the engine's thread and the worker's reader thread (which acts on the server's
+//! What the engine's thread and the worker's watchdog thread (which acts on the server's
 //! stop) share about one run: its deadline, the limit that ended it first, and its
 //! captured output.
 //!
@@ -6,7 +6,7 @@
 //! (which refuses every allocation once it has passed, so a script spending its time in
 //! large native calls such as `new Array(1e5).fill(1)` stops at its next allocation
 //! rather than at its next interrupt poll, which QuickJS makes only every 10,000
-//! branches or calls), and the reader thread, which answers the server's stop with the
+//! branches or calls), and the watchdog thread, which answers the server's stop with the
 //! output so far even when the engine's thread is inside a long native call (the server
 //! then kills the worker).
 //!
