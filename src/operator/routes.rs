@@ -42,6 +42,13 @@ pub async fn serve(gateway: Arc<Gateway>, listen: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     let tools = gateway.snapshot().await.map(|s| s.tools().len()).unwrap_or(0);
     eprintln!("toolgate catalogue API serving {tools} tools at http://{addr}/api");
+    // As over MCP HTTP (`transport::http`): an answer written in parts must not wait for
+    // the client's delayed ACK.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(listener, router(gateway))
         .await
         .map_err(|e| format!("the catalogue API stopped: {e}"))
