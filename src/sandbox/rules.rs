@@ -11,7 +11,7 @@ use std::path::Path;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, Scope,
+    RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
 use super::child::Landlock;
@@ -42,10 +42,11 @@ pub(super) fn landlock(policy: &Policy) -> Result<Landlock, String> {
     })
 }
 
-/// Builds the ruleset for `policy` and returns its file descriptor.
-fn ruleset(policy: &Policy) -> Result<OwnedFd, String> {
-    let read = AccessFs::from_read(ABI_USED);
-    let mut ruleset = Ruleset::default()
+/// A ruleset handling every file and network access and signal scope this kernel's
+/// landlock knows, allowing none yet: the start of every domain toolgate makes (a child's,
+/// with rules added for what it may reach; a worker's, with none).
+pub(super) fn deny_all() -> Result<RulesetCreated, String> {
+    Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(ABI_USED))
         .map_err(|e| e.to_string())?
@@ -54,7 +55,13 @@ fn ruleset(policy: &Policy) -> Result<OwnedFd, String> {
         .scope(Scope::from_all(ABI_USED))
         .map_err(|e| e.to_string())?
         .create()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+/// Builds the ruleset for `policy` and returns its file descriptor.
+fn ruleset(policy: &Policy) -> Result<OwnedFd, String> {
+    let read = AccessFs::from_read(ABI_USED);
+    let mut ruleset = deny_all()?;
     let system = SYSTEM_READ_PATHS.iter().map(Path::new);
     for path in system.chain(policy.read_paths.iter().map(|p| p.as_path())) {
         // A missing path (no /lib32 here, a runtime folder gone) is simply not granted.

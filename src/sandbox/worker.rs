@@ -7,27 +7,13 @@
 //! and it needs nothing else: its one outside resource, the network for `fetch`, is
 //! reached through the server.
 
-use landlock::{ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetStatus, Scope};
-
-/// The newest landlock ABI this code knows; older kernels get what they support.
-const ABI_USED: ABI = ABI::V6;
+use landlock::RulesetStatus;
 
 /// Forbids the calling thread (and every thread it starts afterwards) all file access,
 /// TCP and signals outside its domain, as far as this kernel supports. Returns how much
 /// was enforced; an error only when the kernel offers landlock but refused the request.
 pub fn restrict_worker() -> Result<&'static str, String> {
-    let status = Ruleset::default()
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(ABI_USED))
-        .map_err(|e| e.to_string())?
-        .handle_access(AccessNet::from_all(ABI_USED))
-        .map_err(|e| e.to_string())?
-        .scope(Scope::from_all(ABI_USED))
-        .map_err(|e| e.to_string())?
-        .create()
-        .map_err(|e| e.to_string())?
-        .restrict_self()
-        .map_err(|e| e.to_string())?;
+    let status = super::rules::deny_all()?.restrict_self().map_err(|e| e.to_string())?;
     Ok(match status.ruleset {
         RulesetStatus::FullyEnforced => "fully enforced",
         RulesetStatus::PartiallyEnforced => "partly enforced",
