@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 
+use crate::js_workers::{descendants, stat};
 use crate::util::{command, fixtures};
 
 /// A `toolgate --http 127.0.0.1:0` child, once it has announced its address.
@@ -317,31 +318,11 @@ async fn sigterm_lets_a_running_call_answer_then_exits() {
     assert!(gate.exited(Duration::from_secs(30)).await, "the gateway exits cleanly");
 }
 
-/// Returns true if and only if some child of `pid` has used half a second of CPU.
+/// Returns true if and only if some process below `pid` has used half a second of CPU.
 fn busy_below(pid: u32) -> bool {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return false;
-    };
-    // SAFETY: sysconf has no preconditions.
-    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
-        .unwrap_or(100)
-        .max(1);
-    tasks.flatten().any(|task| {
-        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-        children.split_whitespace().any(|c| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{c}/stat")) else {
-                return false;
-            };
-            let fields: Vec<&str> = stat
-                .rsplit_once(')')
-                .map(|(_, r)| r.split_whitespace().collect())
-                .unwrap_or_default();
-            let ticks: u64 = fields
-                .get(11..13)
-                .map_or(0, |f| f.iter().filter_map(|t| t.parse::<u64>().ok()).sum());
-            ticks * 1000 / hz >= 500
-        })
-    })
+    descendants(pid)
+        .into_iter()
+        .any(|p| stat(p).is_some_and(|(_, used)| used >= Duration::from_millis(500)))
 }
 
 #[tokio::test]
@@ -424,25 +405,8 @@ async fn a_session_that_ends_takes_its_repl_sessions_with_it() {
 /// Returns true if and only if a live (not zombie) process below `pid` has `needle` in its
 /// command line.
 fn descendants_running(pid: u32, needle: &str) -> bool {
-    let mut stack = vec![pid];
-    while let Some(p) = stack.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            for child in children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
-                let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
-                let zombie = std::fs::read_to_string(format!("/proc/{child}/stat"))
-                    .ok()
-                    .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
-                    .unwrap_or(true);
-                if !zombie && String::from_utf8_lossy(&cmdline).contains(needle) {
-                    return true;
-                }
-                stack.push(child);
-            }
-        }
-    }
-    false
+    descendants(pid).into_iter().any(|p| {
+        let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        stat(p).is_some_and(|(state, _)| state != 'Z') && String::from_utf8_lossy(&cmdline).contains(needle)
+    })
 }

@@ -24,7 +24,7 @@ async fn gate(timeout_ms: &str) -> Gate {
 }
 
 /// Every process below `pid` (children, their children, …).
-fn descendants(pid: u32) -> BTreeSet<u32> {
+pub fn descendants(pid: u32) -> BTreeSet<u32> {
     let mut found = BTreeSet::new();
     let mut stack = vec![pid];
     while let Some(p) = stack.pop() {
@@ -44,7 +44,7 @@ fn descendants(pid: u32) -> BTreeSet<u32> {
 }
 
 /// A process's state letter and the CPU it has used, if it still exists.
-fn stat(pid: u32) -> Option<(char, Duration)> {
+pub fn stat(pid: u32) -> Option<(char, Duration)> {
     stat_of(&format!("/proc/{pid}/stat"))
 }
 
