@@ -20,6 +20,7 @@ try:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.types import Implementation
+    from python_sdk import leaf_exceptions  # beside this script
 except ImportError as exc:  # pragma: no cover - environment problem, not a test failure
     print(f"SETUP: the MCP Python SDK is not importable ({exc})", file=sys.stderr)
     sys.exit(2)
@@ -102,10 +103,7 @@ async def main(url: str) -> int:
     except BaseException as exc:  # noqa: BLE001 - report everything, including groups
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
-        leaves = list(getattr(exc, "exceptions", [exc]))
-        while any(hasattr(leaf, "exceptions") for leaf in leaves):
-            leaves = [x for leaf in leaves for x in getattr(leaf, "exceptions", [leaf])]
-        for leaf in leaves:
+        for leaf in leaf_exceptions(exc):
             if isinstance(leaf, CheckFailed):
                 print(f"FAIL: {leaf.what}\n  expected: {leaf.expected}\n  got: {leaf.got}", flush=True)
                 return 1

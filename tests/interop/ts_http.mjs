@@ -10,8 +10,7 @@
 // exits 0 only when every check passed ("ok: all checks passed"), 1 otherwise, 2 on a
 // usage or setup problem. A global timeout bounds the run.
 
-import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { check, deadline, expect, finish, sdk as load, show } from "./harness.mjs";
 
 const GLOBAL_TIMEOUT_MS = 90_000;
 
@@ -21,38 +20,10 @@ if (!nodeModules || !url) {
   process.exit(2);
 }
 
-async function sdk(file) {
-  const full = path.join(nodeModules, "@modelcontextprotocol/sdk/dist/esm", file);
-  try {
-    return await import(pathToFileURL(full).href);
-  } catch (e) {
-    console.error(`SETUP: cannot load the MCP TypeScript SDK from ${full} (${e.message}); run scripts/test`);
-    process.exit(2);
-  }
-}
+const { Client } = await load(nodeModules, "client/index.js");
+const { StreamableHTTPClientTransport } = await load(nodeModules, "client/streamableHttp.js");
 
-const { Client } = await sdk("client/index.js");
-const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
-
-const timer = setTimeout(() => {
-  console.log(`FAIL: the run did not finish within ${GLOBAL_TIMEOUT_MS / 1000}s`);
-  process.exit(1);
-}, GLOBAL_TIMEOUT_MS);
-
-let failures = 0;
-const show = (v) => JSON.stringify(v);
-async function check(what, body) {
-  try {
-    const detail = await body();
-    console.log(detail ? `ok: ${what}: ${detail}` : `ok: ${what}`);
-  } catch (e) {
-    failures += 1;
-    console.log(`FAIL: ${what}\n  ${e instanceof Error ? e.message : show(e)}`);
-  }
-}
-function expect(condition, message) {
-  if (!condition) throw new Error(message);
-}
+const timer = deadline(GLOBAL_TIMEOUT_MS);
 
 async function open(who) {
   const transport = new StreamableHTTPClientTransport(new URL(url));
@@ -118,8 +89,4 @@ try {
 } finally {
   clearTimeout(timer);
 }
-if (failures > 0) {
-  console.log(`${failures} check(s) failed`);
-  process.exit(1);
-}
-console.log("ok: all checks passed");
+finish();

@@ -17,8 +17,7 @@
 // "FAIL: ..." line (with what came back) per check failed. Exits 0 only when every check
 // passed, 1 when one failed, 2 on a usage or setup problem. A global timeout bounds the run.
 
-import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { check, deadline, expect, finish, sdk as load, show } from "./harness.mjs";
 
 const GLOBAL_TIMEOUT_MS = 120_000;
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -29,45 +28,10 @@ if (!nodeModules || !binary || !standin) {
   process.exit(2);
 }
 
-async function sdk(file) {
-  const full = path.join(nodeModules, "@modelcontextprotocol/sdk/dist/esm", file);
-  try {
-    return await import(pathToFileURL(full).href);
-  } catch (e) {
-    console.error(`SETUP: cannot load the MCP TypeScript SDK from ${full} (${e.message}); run scripts/test`);
-    process.exit(2);
-  }
-}
+const { Client } = await load(nodeModules, "client/index.js");
+const { StdioClientTransport } = await load(nodeModules, "client/stdio.js");
 
-const { Client } = await sdk("client/index.js");
-const { StdioClientTransport } = await sdk("client/stdio.js");
-
-const timer = setTimeout(() => {
-  console.log(`FAIL: the run did not finish within ${GLOBAL_TIMEOUT_MS / 1000}s`);
-  process.exit(1);
-}, GLOBAL_TIMEOUT_MS);
-
-let failures = 0;
-const ok = (what) => console.log(`ok: ${what}`);
-const fail = (what, detail) => {
-  failures += 1;
-  console.log(`FAIL: ${what}\n  ${String(detail).replaceAll("\n", "\n  ")}`);
-};
-const show = (v) => JSON.stringify(v, null, 2);
-
-/** Runs one named check; a thrown Error is that check's failure. */
-async function check(what, body) {
-  try {
-    const detail = await body();
-    ok(detail ? `${what}: ${detail}` : what);
-  } catch (e) {
-    fail(what, e instanceof Error ? e.message : show(e));
-  }
-}
-
-function expect(condition, message) {
-  if (!condition) throw new Error(message);
-}
+const timer = deadline(GLOBAL_TIMEOUT_MS);
 
 const transport = new StdioClientTransport({
   command: binary,
@@ -265,8 +229,4 @@ try {
   clearTimeout(timer);
 }
 
-if (failures > 0) {
-  console.log(`${failures} check(s) failed`);
-  process.exit(1);
-}
-console.log("ok: all checks passed");
+finish();
