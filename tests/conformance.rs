@@ -11,7 +11,8 @@ use crate::interop::{node_modules, run, scrubbed};
 async fn the_official_conformance_suite_passes_all_but_the_listed_scenarios() {
     let suite = node_modules().join("@modelcontextprotocol/conformance/dist/index.js");
     let expected = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/expected-failures.yaml");
-    let gate = HttpGate::start(&[("TOOLGATE_RUNTIMES", "js")]).await;
+    let catalogue = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/conformance");
+    let gate = HttpGate::start(&[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_CATALOGUE", catalogue)]).await;
     // The suite writes its results under the folder it runs in.
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = scrubbed("node", dir.path());
