@@ -6,6 +6,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod api;
+pub mod backchannel;
 pub mod catalogue;
 pub mod commands;
 pub mod config;

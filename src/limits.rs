@@ -51,6 +51,31 @@ pub const FETCH_BODY_BYTES: usize = 8_388_608;
 /// connections from the host.
 pub const FETCH_IN_FLIGHT: usize = 16;
 
+/// Log and progress notes one run may send its MCP client (`mcp.log`, `mcp.progress`);
+/// more throw in the script, and the server drops any beyond it — so a loop cannot flood
+/// a client with notifications.
+pub const CLIENT_NOTES_PER_RUN: usize = 1_000;
+
+/// Largest note or request one run may send its client, as JSON bytes (64 KiB for a
+/// note; a sampling or elicitation request may be as large as a `fetch` body).
+pub const CLIENT_NOTE_BYTES: usize = 65_536;
+
+/// Notes of one run waiting to reach its MCP client; more are dropped (a client that
+/// reads slowly must not hold the run up).
+pub const CLIENT_NOTE_QUEUE: usize = 64;
+
+/// How long a run's answer waits for its notes still queued to reach the client, so the
+/// notes a run sent arrive before its answer.
+pub const CLIENT_NOTES_DRAIN: Duration = Duration::from_millis(250);
+
+/// Requests (sampling, elicitation) one run may have waiting on its client at once; more
+/// are refused, so a script cannot pile requests on a person or a model.
+pub const CLIENT_ASKS_IN_FLIGHT: usize = 4;
+
+/// Longest `setTimeout`/`setInterval` delay JavaScript may ask for (a day; any longer is
+/// this). The run's deadline ends the run long before.
+pub const JS_TIMER_MAX: Duration = Duration::from_secs(86_400);
+
 /// JavaScript runs on their engines at once, across every client of this server; more
 /// wait their turn within their own deadline (a wait that outlasts it is a `TIMEOUT`
 /// saying so). A run holds its place until its engine's thread has ended, so a script

@@ -126,10 +126,10 @@ async fn no_host_access_and_module_syntax_is_explained() {
     let gate = gate(&[]).await;
     let (s, _, _) = js(
         &gate,
-        "return [typeof require, typeof process, typeof setTimeout, typeof fetch].join(',')",
+        "return [typeof require, typeof process, typeof setTimeout, typeof fetch, typeof mcp].join(',')",
     )
     .await;
-    assert_eq!(s["result"], "undefined,undefined,undefined,function");
+    assert_eq!(s["result"], "undefined,undefined,function,function,object");
     let (s, _, failed) = js(&gate, "import fs from 'fs';\nreturn 1;").await;
     assert!(failed);
     assert!(

@@ -31,5 +31,6 @@ mod search;
 mod source_naming;
 mod stdout_purity;
 mod terminal;
+mod tool_client;
 mod upstream;
 mod upstream_lifecycle;

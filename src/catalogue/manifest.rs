@@ -8,6 +8,25 @@ use serde_json::{Map, Value};
 /// on the API module, never the reverse.
 pub use crate::api::Runtime;
 
+/// What a tool's `run` returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Returns {
+    /// A JSON value: the run envelope's `result`, shown as JSON.
+    #[default]
+    Value,
+    /// MCP content, `{"content": [block, ...]}` (text, image, audio, resource, resource
+    /// link): a direct call answers these blocks as they are — an image stays an image —
+    /// while `structuredContent` still carries the run envelope with them as `result`.
+    Content,
+}
+
+impl Returns {
+    fn is_value(&self) -> bool {
+        *self == Returns::Value
+    }
+}
+
 /// One example call of a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Example {
@@ -50,6 +69,9 @@ pub struct Manifest {
     /// The runtime of its source; absent means the tool runs only through an API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<Runtime>,
+    /// What `run` returns: a value (the default), or MCP content (`"content"`).
+    #[serde(default, skip_serializing_if = "Returns::is_value")]
+    pub returns: Returns,
     /// In a folder, the source file's name; in a `.json` catalogue, the code inline.
     /// Loaded catalogues move the code out of here, so a served manifest never carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -10,7 +10,7 @@ pub mod source;
 pub mod store;
 mod trim;
 
-pub use manifest::{Manifest, Runtime};
+pub use manifest::{Manifest, Returns, Runtime};
 pub use snapshot::{Federated, Origin, Problem, Snapshot, Tool};
 pub use source::SourceSpec;
 pub use store::Store;

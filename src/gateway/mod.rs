@@ -7,6 +7,7 @@
 //! speaks toolgate types only; protocol mapping stays in `mcp` and `operator`.
 
 mod caller;
+mod content;
 mod federation;
 mod nyxilum;
 mod run;
@@ -20,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 pub use caller::Caller;
 pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
 
-use crate::catalogue::{Snapshot, Store};
+use crate::catalogue::{Returns, Snapshot, Store};
 use crate::error::Error;
 use crate::exec::Executor;
 use crate::history::{Ended, Finished};
@@ -178,16 +179,25 @@ impl Gateway {
                     .run(snapshot.origin(), self.store.api(), tool, params.clone(), cancel)
                     .await
                 {
-                    Ok(o) => Produced::reached(
-                        Ok(o.result),
-                        Output {
+                    Ok(o) => {
+                        let output = Output {
                             stdout: o.stdout,
                             stderr: o.stderr,
                             truncated: o.truncated,
                             cap: "its limit".to_owned(),
                             result_cut: None,
-                        },
-                    ),
+                        };
+                        if tool.manifest.returns != Returns::Content {
+                            return Produced::reached(Ok(o.result), output);
+                        }
+                        match content::blocks(tool.slug(), &o.result) {
+                            Ok(blocks) => Produced {
+                                content: Some(blocks),
+                                ..Produced::reached(Ok(o.result), output)
+                            },
+                            Err(e) => Produced::reached(Err(e), output),
+                        }
+                    }
                     Err(e) => Produced::refused(e),
                 }
             }

@@ -50,6 +50,7 @@ fn flat(ended: Result<Value, Error>, fields: Map<String, Value>, headline: Strin
         headline,
         reached: true,
         passthrough: None,
+        content: None,
     }
 }
 

@@ -47,6 +47,9 @@ pub struct Produced {
     /// An upstream server's answer (its `CallToolResult` as JSON), kept whole so a
     /// direct call gets it as it came.
     pub passthrough: Option<Value>,
+    /// MCP content blocks a catalogue tool returned (its manifest says `"returns":
+    /// "content"`), checked, so a direct call answers them as they are.
+    pub content: Option<Vec<Value>>,
 }
 
 impl Produced {
@@ -59,6 +62,7 @@ impl Produced {
             headline: String::new(),
             reached: false,
             passthrough: None,
+            content: None,
         }
     }
 
@@ -71,6 +75,7 @@ impl Produced {
             headline: String::new(),
             reached: true,
             passthrough: None,
+            content: None,
         }
     }
 }

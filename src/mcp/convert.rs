@@ -79,12 +79,27 @@ pub(crate) fn run_result(run: &Run) -> CallToolResult {
 }
 
 /// A direct call's run: an upstream server's answer as it came (content,
-/// structuredContent, isError), any other run as [`run_result`]. The meta-tool's `run`
+/// structuredContent, isError); a tool that returns MCP content, its blocks as they are
+/// (plus its printed output as text) beside the run envelope; any other run as
+/// [`run_result`]. The meta-tool's `run`
 /// keeps the run envelope for every family, so its `run_id` is always there.
 pub(crate) fn direct_result(run: &Run) -> CallToolResult {
     if let Some(raw) = &run.produced.passthrough
         && let Ok(result) = serde_json::from_value::<CallToolResult>(raw.clone())
     {
+        return result;
+    }
+    if let (Some(blocks), true) = (&run.produced.content, run.is_ok())
+        && let Ok(mut content) = serde_json::from_value::<Vec<ContentBlock>>(Value::Array(blocks.clone()))
+    {
+        let mut printed = String::new();
+        sections(&mut printed, &run.produced.output);
+        truncation_note(&mut printed, &run.produced.output);
+        if !printed.is_empty() {
+            content.push(ContentBlock::text(printed.trim_start_matches('\n').to_owned()));
+        }
+        let mut result = CallToolResult::structured(run.body());
+        result.content = content;
         return result;
     }
     run_result(run)

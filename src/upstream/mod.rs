@@ -242,6 +242,7 @@ fn manifest(server: &str, slug: String, tool: &rmcp::model::Tool) -> Manifest {
         annotations,
         examples: Vec::new(),
         runtime: None,
+        returns: crate::catalogue::Returns::Value,
         source: None,
         extra,
     }

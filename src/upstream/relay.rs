@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures::future::BoxFuture;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode,
     ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
@@ -29,6 +30,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, RoleServer};
 use tokio::sync::Notify;
 
+use crate::backchannel::{self, Ask, BackChannel, Note};
 use crate::limits::UPSTREAM_EARLY_PROGRESS;
 
 tokio::task_local! {
@@ -71,9 +73,11 @@ impl Caller {
         rank(level) >= self.log_level.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Runs `fut` with this caller as the one upstream calls made inside it act for.
+    /// Runs `fut` with this caller as the one upstream calls made inside it act for, and
+    /// as the back channel of code running inside it (`crate::backchannel`).
     pub async fn scope<F: Future>(self, fut: F) -> F::Output {
-        CALLER.scope(self, fut).await
+        let channel: Arc<dyn BackChannel> = Arc::new(self.clone());
+        CALLER.scope(self, backchannel::scope(channel, fut)).await
     }
 
     /// The caller of the task running now, when the handler set one.
@@ -335,6 +339,78 @@ impl ClientHandler for Relay {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.relist.notify_one();
+    }
+}
+
+/// The client of a call as code running inside it (a catalogue tool, a snippet) reaches
+/// it: the same rules as for what upstreams send — the session's log level, progress only
+/// with the call's token, requests only of a client that declared the capability.
+impl BackChannel for Caller {
+    fn note(&self, note: Note) -> BoxFuture<'static, ()> {
+        let caller = self.clone();
+        Box::pin(async move {
+            let sent = match note {
+                Note::Log { level, logger, data } => {
+                    let Ok(level) = serde_json::from_value::<LoggingLevel>(serde_json::Value::String(level)) else {
+                        return;
+                    };
+                    if !caller.wants(level) {
+                        return;
+                    }
+                    let mut params = LoggingMessageNotificationParam::new(level, data);
+                    params.logger = logger;
+                    caller.peer.notify_logging_message(params).await
+                }
+                Note::Progress {
+                    progress,
+                    total,
+                    message,
+                } => {
+                    let Some(token) = caller.progress.clone() else { return };
+                    let mut params = ProgressNotificationParam::new(token, progress);
+                    params.total = total;
+                    params.message = message;
+                    caller.peer.notify_progress(params).await
+                }
+            };
+            if let Err(e) = sent {
+                tracing::debug!("a note to the client was not delivered: {e}");
+            }
+        })
+    }
+
+    fn ask(&self, ask: Ask, params: serde_json::Value) -> BoxFuture<'static, Result<serde_json::Value, String>> {
+        let caller = self.clone();
+        Box::pin(async move {
+            let capabilities = caller.capabilities();
+            let (declared, what) = match ask {
+                Ask::Sample => (capabilities.sampling.is_some(), "sampling"),
+                Ask::Elicit => (capabilities.elicitation.is_some(), "elicitation"),
+            };
+            if !declared {
+                return Err(format!(
+                    "{}: the client did not declare the {what} capability, so it cannot be asked",
+                    ask.method()
+                ));
+            }
+            let invalid = |e: serde_json::Error| format!("{}: not a valid request: {e}", ask.method());
+            let request = match ask {
+                Ask::Sample => {
+                    rmcp::model::ServerRequest::CreateMessageRequest(rmcp::model::CreateMessageRequest::new(
+                        serde_json::from_value::<CreateMessageRequestParams>(params).map_err(invalid)?,
+                    ))
+                }
+                Ask::Elicit => rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(
+                    serde_json::from_value::<ElicitRequestParams>(params).map_err(invalid)?,
+                )),
+            };
+            let result = caller
+                .peer
+                .send_request(request)
+                .await
+                .map_err(|e| format!("{}: {e}", ask.method()))?;
+            serde_json::to_value(result).map_err(|e| format!("{}: the client's answer: {e}", ask.method()))
+        })
     }
 }
 

@@ -50,7 +50,10 @@ const PRELUDE: &str = include_str!("prelude.js");
 /// TextDecoder), evaluated after the console.
 const WEB: &str = include_str!("web.js");
 
-/// The module holding both installers, named so traces show where a prelude fault is.
+/// The timers' and `mcp`'s installer, evaluated after the web shims.
+const CLIENT: &str = include_str!("client.js");
+
+/// The module holding the installers, named so traces show where a prelude fault is.
 const BOOT_NAME: &str = "toolgate:boot";
 
 /// Both installers compiled to QuickJS bytecode once per process: parsing them costs
@@ -158,7 +161,8 @@ impl Engine {
 /// process can read it).
 fn boot_bytecode(ctx: &Ctx<'_>) -> Result<&'static [u8], String> {
     BOOT.get_or_init(|| {
-        let source = format!("export const console = {PRELUDE};\nexport const web = {WEB};\n");
+        let source =
+            format!("export const console = {PRELUDE};\nexport const web = {WEB};\nexport const client = {CLIENT};\n");
         Module::declare(ctx.clone(), BOOT_NAME, source)
             .catch(ctx)
             .map_err(|e| e.to_string())?
@@ -196,7 +200,11 @@ fn install(ctx: &Ctx<'_>, state: Arc<RunState>, cap: usize, port: Arc<dyn Port>)
         .map_err(|e| format!("cannot keep the formatter: {e}"))?;
     let web: Function = module.get("web").catch(ctx).map_err(|e| e.to_string())?;
     let host = host::host(ctx, port).map_err(|e| e.to_string())?;
-    web.call::<_, ()>((host,)).catch(ctx).map_err(|e| e.to_string())?;
+    web.call::<_, ()>((host.clone(),))
+        .catch(ctx)
+        .map_err(|e| e.to_string())?;
+    let client: Function = module.get("client").catch(ctx).map_err(|e| e.to_string())?;
+    client.call::<_, ()>((host,)).catch(ctx).map_err(|e| e.to_string())?;
     Ok(())
 }
 

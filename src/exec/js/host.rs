@@ -1,7 +1,8 @@
-//! The host half of `fetch` and of `TextEncoder`/`TextDecoder` inside an engine: the
-//! functions `web.js` receives. The engine has no network; each request goes to a
-//! [`Port`] — in a worker, the pipe to the server, which makes it under the address
-//! policy and every limit of DESIGN §7 (`fetch.rs`).
+//! The host half of `fetch`, `TextEncoder`/`TextDecoder`, timers and `mcp` inside an
+//! engine: the functions `web.js` and `client.js` receive. The engine has no network and
+//! no client of its own; each request goes to a [`Port`] — in a worker, the pipe to the
+//! server, which makes it under the address policy and every limit of DESIGN §7
+//! (`fetch.rs`), and passes notes and asks to the MCP client of the run's call.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -14,9 +15,14 @@ use tokio::sync::Notify;
 
 use super::fetch::Answer;
 use super::wire::{Failure, Request};
+use crate::backchannel::{Ask, Note};
+use crate::limits::{CLIENT_NOTE_BYTES, JS_TIMER_MAX};
 
 /// A request's answer, on its way.
 pub(super) type Pending = Pin<Box<dyn Future<Output = Result<Answer, Failure>> + Send>>;
+
+/// An ask's answer, on its way: the MCP result as JSON.
+pub(super) type Asked = Pin<Box<dyn Future<Output = Result<serde_json::Value, Failure>> + Send>>;
 
 /// Where an engine's requests go.
 pub(super) trait Port: Send + Sync {
@@ -26,6 +32,13 @@ pub(super) trait Port: Send + Sync {
 
     /// The most bytes a request or response body may hold.
     fn body_limit(&self) -> usize;
+
+    /// Sends `note` to the MCP client of the run's call; `Err` (thrown in the script)
+    /// when the run has sent its share or is over.
+    fn note(&self, note: Note) -> Result<(), Failure>;
+
+    /// Makes request `ask` (params as the MCP request's) of the run's MCP client.
+    fn ask(&self, ask: Ask, params: serde_json::Value) -> Asked;
 }
 
 /// The host object handed to `web.js`: `fetch`, `abort`, `encode`, `decode` and
@@ -34,6 +47,7 @@ pub(super) fn host<'js>(ctx: &Ctx<'js>, port: Arc<dyn Port>) -> rquickjs::Result
     let in_flight: Arc<Mutex<HashMap<u32, Arc<Notify>>>> = Arc::default();
     let host = Object::new(ctx.clone())?;
     host.set("bodyLimit", port.body_limit() as f64)?;
+    let (noter, asker) = (port.clone(), port.clone());
 
     let registry = in_flight.clone();
     let fetch = Function::new(
@@ -92,7 +106,67 @@ pub(super) fn host<'js>(ctx: &Ctx<'js>, port: Arc<dyn Port>) -> rquickjs::Result
         }
     })?;
     host.set("decode", decode)?;
+
+    let note = Function::new(ctx.clone(), move |json: String| -> Option<String> {
+        if json.len() > CLIENT_NOTE_BYTES {
+            return Some(format!(
+                "a note to the MCP client may hold at most {CLIENT_NOTE_BYTES} bytes of JSON"
+            ));
+        }
+        let note: Note = match serde_json::from_str(&json) {
+            Ok(note) => note,
+            Err(e) => return Some(format!("not a note to the MCP client: {e}")),
+        };
+        noter.note(note).err().map(|f| f.message)
+    })?;
+    host.set("note", note)?;
+
+    let ask = Function::new(
+        ctx.clone(),
+        Async(move |ctx: Ctx<'js>, kind: String, json: String| {
+            let parsed = match (kind.as_str(), serde_json::from_str::<serde_json::Value>(&json)) {
+                (_, Err(e)) => Err(Failure::type_error(format!("the request is not JSON: {e}"))),
+                ("sample", Ok(params)) => Ok((Ask::Sample, params)),
+                ("elicit", Ok(params)) => Ok((Ask::Elicit, params)),
+                (other, Ok(_)) => Err(Failure::type_error(format!("no such request: {other}"))),
+            };
+            let pending = parsed.map(|(ask, params)| asker.ask(ask, params));
+            async move {
+                let outcome = match pending {
+                    Ok(pending) => pending.await,
+                    Err(f) => Err(f),
+                };
+                asked(&ctx, outcome)
+            }
+        }),
+    )?;
+    host.set("ask", ask)?;
+
+    let sleep = Function::new(
+        ctx.clone(),
+        Async(|ms: f64| async move {
+            let ms = if ms.is_finite() { ms.max(0.0) } else { 0.0 };
+            let wait = std::time::Duration::from_secs_f64(ms / 1000.0).min(JS_TIMER_MAX);
+            tokio::time::sleep(wait).await;
+        }),
+    )?;
+    host.set("sleep", sleep)?;
     Ok(host)
+}
+
+/// The object `client.js` turns into an ask's value or a thrown error.
+fn asked<'js>(ctx: &Ctx<'js>, outcome: Result<serde_json::Value, Failure>) -> rquickjs::Result<Object<'js>> {
+    let object = Object::new(ctx.clone())?;
+    match outcome {
+        Ok(value) => object.set("result", value.to_string())?,
+        Err(f) => {
+            let error = Object::new(ctx.clone())?;
+            error.set("name", f.name)?;
+            error.set("message", f.message)?;
+            object.set("error", error)?;
+        }
+    }
+    Ok(object)
 }
 
 /// The bytes of a buffer, copied out before any more JavaScript runs.

@@ -113,6 +113,14 @@ mod tests {
         fn body_limit(&self) -> usize {
             0
         }
+
+        fn note(&self, _: crate::backchannel::Note) -> Result<(), Failure> {
+            Ok(())
+        }
+
+        fn ask(&self, _: crate::backchannel::Ask, _: serde_json::Value) -> crate::exec::js::host::Asked {
+            Box::pin(async { Err(Failure::type_error("offline".to_owned())) })
+        }
     }
 
     fn local() -> Local {

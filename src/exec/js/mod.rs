@@ -18,6 +18,7 @@ mod policy;
 mod pool;
 mod program;
 mod state;
+mod tell;
 mod thrown;
 mod typescript;
 mod wire;

@@ -36,9 +36,13 @@ use super::fetch::{Answer, Fetcher};
 use super::local::Ran;
 use super::output::Captured;
 use super::policy::FetchAllow;
+use super::tell::Notes;
 use super::wire::{Failure, FromWorker, Job, Stop, ToWorker};
+use crate::backchannel::{self, BackChannel};
 use crate::error::Error;
-use crate::limits::{FETCH_BODY_BYTES, FETCH_IN_FLIGHT, JS_SPARE_WORKERS, JS_WORKER_RUNS, JS_WORKER_STOP_GRACE};
+use crate::limits::{
+    CLIENT_ASKS_IN_FLIGHT, FETCH_BODY_BYTES, FETCH_IN_FLIGHT, JS_SPARE_WORKERS, JS_WORKER_RUNS, JS_WORKER_STOP_GRACE,
+};
 
 /// What a successful tool run produced.
 #[derive(Debug)]
@@ -226,7 +230,13 @@ impl Js {
             self.refill();
         }
         let run = self.next_run.fetch_add(1, Ordering::Relaxed);
-        let ended = self.converse(&mut worker, run, job, until, cancel).await;
+        // The MCP client of the call this run belongs to (none outside an MCP call).
+        let channel = backchannel::current();
+        let mut notes = Notes::new(channel.clone());
+        let ended = self
+            .converse(&mut worker, run, job, until, cancel, (&mut notes, channel))
+            .await;
+        notes.finish().await;
         worker.runs += 1;
         if ended.reusable && worker.runs < JS_WORKER_RUNS {
             let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
@@ -238,8 +248,9 @@ impl Js {
         ended.ran
     }
 
-    /// One run's conversation with `worker`: the job, the requests it makes, and its
-    /// answer — or, at the deadline or on cancellation, a stop and the answer to that.
+    /// One run's conversation with `worker`: the job, the requests it makes (of the
+    /// network, and of the MCP client through `client`), and its answer — or, at the
+    /// deadline or on cancellation, a stop and the answer to that.
     async fn converse(
         &self,
         worker: &mut Worker,
@@ -247,7 +258,9 @@ impl Js {
         job: Job,
         until: Instant,
         cancel: &CancellationToken,
+        client: (&mut Notes, Option<Arc<dyn BackChannel>>),
     ) -> Ended {
+        let (notes, channel) = client;
         let deadline = until.saturating_duration_since(Instant::now());
         if !worker.send(&ToWorker::Run { run, job, deadline }, &[]).await {
             return self.lost(worker, None).await;
@@ -255,6 +268,8 @@ impl Js {
         let in_flight = Arc::new(Semaphore::new(FETCH_IN_FLIGHT));
         let mut fetches: FuturesUnordered<BoxFuture<'static, (u32, Result<Answer, Failure>)>> = FuturesUnordered::new();
         let mut aborts: HashMap<u32, Arc<Notify>> = HashMap::new();
+        let mut asks: FuturesUnordered<BoxFuture<'static, (u32, Result<serde_json::Value, Failure>)>> =
+            FuturesUnordered::new();
         let mut stopped: Option<Stop> = None;
         let mut grace = tokio::time::Instant::from(until) + JS_WORKER_STOP_GRACE;
         loop {
@@ -280,6 +295,35 @@ impl Js {
                             (id, fetcher.fetch(&request, body, cancel, in_flight).await)
                         }));
                     }
+                    Some((FromWorker::Note { run: r, note }, _)) if r == run && stopped.is_none() => notes.send(note),
+                    Some((FromWorker::Ask { run: r, id, ask, params }, _)) if r == run && stopped.is_none() => {
+                        match (&channel, asks.len() < CLIENT_ASKS_IN_FLIGHT) {
+                            (Some(channel), true) => {
+                                let asked = channel.ask(ask, params);
+                                asks.push(Box::pin(async move {
+                                    (id, asked.await.map_err(|m| Failure::named("McpError", m)))
+                                }));
+                            }
+                            (None, _) => {
+                                let reply = Err(Failure::type_error(format!(
+                                    "{}: this run has no MCP client to ask (it was not started by an MCP tool call)",
+                                    ask.method()
+                                )));
+                                if !worker.send(&ToWorker::Answered { run, id, reply }, &[]).await {
+                                    return self.lost(worker, stopped).await;
+                                }
+                            }
+                            (Some(_), false) => {
+                                let reply = Err(Failure::type_error(format!(
+                                    "{}: a run may have at most {CLIENT_ASKS_IN_FLIGHT} requests waiting on its client",
+                                    ask.method()
+                                )));
+                                if !worker.send(&ToWorker::Answered { run, id, reply }, &[]).await {
+                                    return self.lost(worker, stopped).await;
+                                }
+                            }
+                        }
+                    }
                     Some((FromWorker::Abort { run: r, id }, _)) if r == run => {
                         if let Some(cancel) = aborts.remove(&id) {
                             cancel.notify_one();
@@ -295,6 +339,11 @@ impl Js {
                         Err(failure) => (Err(failure), Vec::new()),
                     };
                     if !worker.send(&ToWorker::Fetched { run, id, reply }, &body).await {
+                        return self.lost(worker, stopped).await;
+                    }
+                }
+                Some((id, reply)) = asks.next(), if !asks.is_empty() => {
+                    if !worker.send(&ToWorker::Answered { run, id, reply }, &[]).await {
                         return self.lost(worker, stopped).await;
                     }
                 }

@@ -14,6 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::engine::JsLimits;
 use super::output::Captured;
+use crate::backchannel::{Ask, Note};
 use crate::error::Error;
 use crate::limits::WORKER_HEADER_BYTES;
 
@@ -72,6 +73,15 @@ pub(super) enum ToWorker {
         /// Time left before its deadline.
         deadline: Duration,
     },
+    /// The answer to an `Ask`: the client's result, or why there is none.
+    Answered {
+        /// The run that asked.
+        run: u64,
+        /// The request's id within the run.
+        id: u32,
+        /// The result (the MCP result as JSON), or the failure the script sees.
+        reply: Result<serde_json::Value, Failure>,
+    },
     /// The answer to a `fetch`; the response body is the frame's body.
     Fetched {
         /// The run that asked.
@@ -95,6 +105,24 @@ pub(super) enum FromWorker {
         id: u32,
         /// The request.
         request: Request,
+    },
+    /// A note to the MCP client of the run's call (no answer).
+    Note {
+        /// The run.
+        run: u64,
+        /// The note.
+        note: Note,
+    },
+    /// A request of the MCP client of the run's call, answered by `Answered`.
+    Ask {
+        /// The run asking.
+        run: u64,
+        /// Its id within the run.
+        id: u32,
+        /// What is asked.
+        ask: Ask,
+        /// The MCP request's params.
+        params: serde_json::Value,
     },
     /// The script aborted request `id`.
     Abort {

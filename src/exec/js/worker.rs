@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, FromRawFd, RawFd};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
@@ -31,12 +31,14 @@ use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::engine::JsLimits;
-use super::host::{Pending, Port};
+use super::host::{Asked, Pending, Port};
 use super::local::Local;
 use super::output::Captured;
 use super::state::{Limit, RunState};
 use super::wire::{self, Failure, Frames, FromWorker, Head, Request, Stop, ToWorker};
+use crate::backchannel::{Ask, Note};
 use crate::error::Error;
+use crate::limits::CLIENT_NOTES_PER_RUN;
 
 /// The first argument that makes `toolgate` a worker.
 pub const WORKER_ARG: &str = "__js-worker";
@@ -69,6 +71,10 @@ struct Shared {
     slot: Mutex<Slot>,
     /// Requests waiting for their answer, by id (of the run in progress).
     waiting: Mutex<HashMap<u32, oneshot::Sender<Reply>>>,
+    /// Asks of the MCP client waiting for their answer, by id (of the run in progress).
+    asks: Mutex<HashMap<u32, oneshot::Sender<Result<serde_json::Value, Failure>>>>,
+    /// Numbers asks within the process (each run's ids are then unique too).
+    next_ask: AtomicU32,
     limits: JsLimits,
     /// Bytes a `fetch` body may hold.
     body_limit: usize,
@@ -93,6 +99,8 @@ struct Current {
     halt: CancellationToken,
     /// Set by whichever thread answers first.
     answered: Arc<AtomicBool>,
+    /// Notes to the MCP client sent so far.
+    notes: Arc<AtomicUsize>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -203,6 +211,33 @@ impl Port for Pipe {
     fn body_limit(&self) -> usize {
         self.0.body_limit
     }
+
+    fn note(&self, note: Note) -> Result<(), Failure> {
+        let current = self
+            .0
+            .current()
+            .ok_or_else(|| Failure::type_error("mcp: the run is over".to_owned()))?;
+        if current.notes.fetch_add(1, Ordering::Relaxed) >= CLIENT_NOTES_PER_RUN {
+            return Err(Failure::type_error(format!(
+                "mcp: a run may send its client at most {CLIENT_NOTES_PER_RUN} log and progress notes"
+            )));
+        }
+        self.0.send(&FromWorker::Note { run: current.run, note }, &[]);
+        Ok(())
+    }
+
+    fn ask(&self, ask: Ask, params: serde_json::Value) -> Asked {
+        let shared = self.0.clone();
+        Box::pin(async move {
+            let gone = || Failure::type_error("mcp: the run is over".to_owned());
+            let run = shared.current().ok_or_else(gone)?.run;
+            let id = shared.next_ask.fetch_add(1, Ordering::Relaxed);
+            let (tx, rx) = oneshot::channel();
+            lock(&shared.asks).insert(id, tx);
+            shared.send(&FromWorker::Ask { run, id, ask, params }, &[]);
+            rx.await.unwrap_or_else(|_| Err(gone()))
+        })
+    }
 }
 
 /// The worker's entry point: serves jobs until stdin ends.
@@ -239,6 +274,8 @@ fn serve() -> Result<(), String> {
             out: Mutex::new(io::stdout()),
             slot: Mutex::default(),
             waiting: Mutex::default(),
+            asks: Mutex::default(),
+            next_ask: AtomicU32::new(1),
             limits,
             body_limit,
         });
@@ -281,6 +318,7 @@ fn serve() -> Result<(), String> {
                 state: engine.state().clone(),
                 halt: CancellationToken::new(),
                 answered: Arc::default(),
+                notes: Arc::default(),
             };
             {
                 let mut slot = lock(&shared.slot);
@@ -303,6 +341,11 @@ fn serve() -> Result<(), String> {
                                     let _ = tx.send((reply, body));
                                 }
                             }
+                            Ok(Some((ToWorker::Answered { run: r, id, reply }, _))) if r == run => {
+                                if let Some(tx) = lock(&shared.asks).remove(&id) {
+                                    let _ = tx.send(reply);
+                                }
+                            }
                             Ok(Some(_)) => {}
                             // The server is gone: nobody waits for this run.
                             Ok(None) => return Ok(()),
@@ -314,6 +357,7 @@ fn serve() -> Result<(), String> {
             shared.answer(&current, outcome, captured);
             lock(&shared.slot).current = None;
             lock(&shared.waiting).clear();
+            lock(&shared.asks).clear();
             // Freed after the answer is sent, off the caller's path.
             drop(engine);
         }

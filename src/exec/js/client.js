@@ -1,0 +1,114 @@
+// Installed into every fresh QuickJS context after the web shims: timers (setTimeout,
+// setInterval and their clear functions) and `mcp`, the MCP client of the call the code
+// runs for. The host functions arrive as arguments and stay private to this closure:
+//   host.sleep(ms) → Promise resolved after ms (capped at a day; the run's deadline ends
+//     the run long before).
+//   host.note(json) → undefined, or why the note was refused (thrown as a TypeError):
+//     the run sent its share, or the note is too large.
+//   host.ask(kind, paramsJson) → Promise of {result: json} or {error: {name, message}}.
+(function (host) {
+  "use strict";
+
+  function define(name, value) {
+    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
+  }
+
+  let nextTimer = 1;
+  const live = new Set();
+
+  function delay(ms) {
+    const n = Number(ms);
+    return Number.isFinite(n) && n > 0 ? n : 0;
+  }
+
+  function setTimeout(callback, ms, ...args) {
+    if (typeof callback !== "function") throw new TypeError("setTimeout: the callback must be a function");
+    const id = nextTimer++;
+    live.add(id);
+    host.sleep(delay(ms)).then(() => {
+      if (live.delete(id)) callback(...args);
+    });
+    return id;
+  }
+
+  function setInterval(callback, ms, ...args) {
+    if (typeof callback !== "function") throw new TypeError("setInterval: the callback must be a function");
+    const id = nextTimer++;
+    const every = delay(ms);
+    live.add(id);
+    const tick = () => host.sleep(every).then(() => {
+      if (!live.has(id)) return;
+      callback(...args);
+      tick();
+    });
+    tick();
+    return id;
+  }
+
+  function clearTimer(id) {
+    live.delete(id);
+  }
+
+  const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+  function note(value) {
+    const refused = host.note(JSON.stringify(value));
+    if (refused !== undefined && refused !== null) throw new TypeError(refused);
+  }
+
+  function optionalNumber(what, value) {
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "number" || !Number.isFinite(value)) throw new TypeError(what + " must be a finite number");
+    return value;
+  }
+
+  async function ask(kind, what, params) {
+    if (params === null || typeof params !== "object" || Array.isArray(params)) {
+      throw new TypeError(what + ": the request's params must be an object");
+    }
+    const r = await host.ask(kind, JSON.stringify(params));
+    if (r.error) {
+      const e = new Error(r.error.message);
+      e.name = r.error.name === "TypeError" ? "TypeError" : "McpError";
+      throw e;
+    }
+    return JSON.parse(r.result);
+  }
+
+  const mcp = Object.freeze({
+    // notifications/message at an MCP level; data is any JSON value.
+    log(level, data, logger) {
+      const name = String(level);
+      if (!LEVELS.includes(name)) {
+        throw new TypeError("mcp.log: the level must be one of " + LEVELS.join(", ") + ", not \"" + name + "\"");
+      }
+      const sent = data === undefined ? null : data;
+      note({ note: "log", level: name, logger: logger === undefined || logger === null ? null : String(logger), data: sent });
+    },
+    // notifications/progress, when the call carried a progress token (else dropped).
+    progress(progress, total, message) {
+      const done = optionalNumber("mcp.progress: progress", progress);
+      if (done === null) throw new TypeError("mcp.progress: progress must be a finite number");
+      note({
+        note: "progress",
+        progress: done,
+        total: optionalNumber("mcp.progress: total", total),
+        message: message === undefined || message === null ? null : String(message),
+      });
+    },
+    // sampling/createMessage: params as MCP's ({messages, maxTokens, ...}); the result.
+    sample(params) {
+      return ask("sample", "mcp.sample", params);
+    },
+    // elicitation/create: params as MCP's ({message, requestedSchema}); the result.
+    elicit(params) {
+      return ask("elicit", "mcp.elicit", params);
+    },
+  });
+
+  define("setTimeout", setTimeout);
+  define("setInterval", setInterval);
+  define("clearTimeout", clearTimer);
+  define("clearInterval", clearTimer);
+  define("mcp", mcp);
+})
