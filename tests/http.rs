@@ -66,8 +66,10 @@ impl HttpGate {
 
 /// One MCP session over HTTP, spoken to request by request.
 pub struct Session {
-    http: reqwest::Client,
-    url: String,
+    /// Its HTTP client.
+    pub http: reqwest::Client,
+    /// The gateway's `/mcp` URL.
+    pub url: String,
     /// Its `Mcp-Session-Id`.
     pub id: String,
     next: u64,
@@ -152,7 +154,7 @@ fn initialize(id: u64) -> Value {
     }})
 }
 
-async fn post(http: &reqwest::Client, url: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
+pub async fn post(http: &reqwest::Client, url: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
     let mut request = http
         .post(url)
         .header("content-type", "application/json")

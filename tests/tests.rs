@@ -12,6 +12,7 @@ mod execution_modes;
 mod fetch_policy;
 mod history;
 mod http;
+mod http_notifications;
 mod index_bounds;
 mod inspector;
 mod interop;
