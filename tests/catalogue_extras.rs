@@ -302,3 +302,48 @@ async fn a_subscribed_resource_is_announced_when_a_refresh_changes_it_and_not_af
     assert!(gate.updates.try_recv().is_err(), "nothing else was announced");
     gate.stop().await;
 }
+
+#[tokio::test]
+async fn catalogue_serve_passes_a_folders_resources_and_prompts_on_to_another_toolgate() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+    let server = crate::util::CatalogueServer::start(&folder).await;
+    let list: Value = reqwest::get(format!("{}/api/tools", server.host))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let uris: Vec<&str> = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["uri"].as_str().or(r["uriTemplate"].as_str()))
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "test://static-text",
+            "test://static-binary",
+            "test://watched-resource",
+            "test://template/{id}/data"
+        ]
+    );
+    assert_eq!(list["prompts"].as_array().unwrap().len(), 4, "{list}");
+
+    let gate = Gate::start(&[("TOOLGATE_API_URL", &server.host)]).await;
+    match read(&gate, "test://template/123/data").await.unwrap() {
+        ResourceContents::TextResourceContents { text, .. } => {
+            assert_eq!(text, r#"{"id":"123","templateTest":true,"data":"Data for ID: 123"}"#);
+        }
+        other => panic!("{other:?}"),
+    }
+    let messages = get(&gate, "test_prompt_with_arguments", json!({"arg1": "a", "arg2": "b"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        messages[0]["content"]["text"],
+        "Prompt with arguments: arg1='a', arg2='b'"
+    );
+    let stderr = gate.stop().await;
+    assert!(!stderr.contains("is not served"), "{stderr}");
+}

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::prompt::Prompt;
 use super::resource::{Resource, Template, scheme};
 use super::snapshot::Problem;
-use crate::limits::{CATALOGUE_PROMPTS, CATALOGUE_RESOURCES};
+use crate::limits::{CATALOGUE_PROMPTS, CATALOGUE_RESOURCES, MANIFEST_NAME_CHARS};
 
 /// What toolgate serves itself, so no catalogue entry may take it. Plain data given by
 /// whoever opens the catalogue: the catalogue knows no MCP names of its own.
@@ -161,10 +161,11 @@ impl Extras {
     }
 }
 
-/// How a problem names an entry: its `key` when it is a string, else its position.
+/// How a problem names an entry: its `key` when it is a string (its first
+/// [`MANIFEST_NAME_CHARS`] characters), else its position.
 fn label(value: &Value, key: &str, i: usize) -> String {
     match value.get(key).and_then(Value::as_str) {
-        Some(s) => s.chars().take(200).collect(),
+        Some(s) => s.chars().take(MANIFEST_NAME_CHARS).collect(),
         None => format!("#{i}"),
     }
 }

@@ -115,8 +115,9 @@ pub enum Problem {
 }
 
 impl Problem {
-    /// Returns true if and only if a tool of the source is not served at all (a set-aside
-    /// tool, or the second of two with one slug); a withheld tool is still served.
+    /// Returns true if and only if an entry of the source is not served at all (a
+    /// set-aside tool, the second of two with one slug, a refused resource or prompt); a
+    /// withheld or trimmed tool is still served.
     pub fn is_unserved(&self) -> bool {
         !matches!(self, Problem::Withheld { .. } | Problem::Trimmed { .. })
     }
