@@ -225,6 +225,42 @@ pub const INDEXED_PARAM_NAME_CHARS: usize = 100;
 /// Characters of a parameter's description the search index reads.
 pub const INDEXED_PARAM_DOC_CHARS: usize = 1_000;
 
+/// Most resources and resource templates (together) one catalogue may carry; later
+/// entries are refused, with one stderr line. Each is held in memory whole and listed in
+/// `resources/list`, so the count bounds both.
+pub const CATALOGUE_RESOURCES: usize = 1_000;
+
+/// Most prompts one catalogue may carry; later ones are refused, with one stderr line.
+pub const CATALOGUE_PROMPTS: usize = 1_000;
+
+/// Longest URI or URI template of a catalogue resource, in bytes (browsers' and servers'
+/// common bound on a URL).
+pub const RESOURCE_URI_BYTES: usize = 2_048;
+
+/// Largest body of one catalogue resource, in bytes: its text, its decoded blob, or a
+/// template's text once its variables are filled (a read that would pass it is refused).
+/// A resource over it at load is refused.
+pub const RESOURCE_BODY_BYTES: usize = 1024 * 1024;
+
+/// Most arguments one catalogue prompt may declare.
+pub const PROMPT_ARGUMENTS: usize = 32;
+
+/// Most messages one catalogue prompt may carry.
+pub const PROMPT_MESSAGES: usize = 100;
+
+/// Largest catalogue prompt, in bytes of the strings of its messages (text, data, URIs),
+/// both as loaded and once `prompts/get` has filled its arguments in (a get that would pass
+/// it is refused as invalid params).
+pub const PROMPT_BYTES: usize = 1024 * 1024;
+
+/// Most completion values one catalogue prompt may offer per argument (MCP answers at most
+/// 100 per `completion/complete`).
+pub const PROMPT_COMPLETIONS: usize = 1_000;
+
+/// Most resources one MCP session may be subscribed to at once; a subscription past it is
+/// refused as invalid params. Each costs one read whenever the catalogue changes.
+pub const RESOURCE_SUBSCRIPTIONS: usize = 100;
+
 /// Time one catalogue snapshot build (validators and search index) may take. Checked
 /// between tools and between indexed documents, which the caps above keep small; a build
 /// over it is abandoned, the last good snapshot stays in service and stderr says why. The

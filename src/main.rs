@@ -424,7 +424,8 @@ fn gateway(config: &Config, serving: bool, upstreams: Option<Arc<Upstreams>>) ->
         )?),
         _ => None,
     };
-    let store = Store::open(&config.source, client, config.limits.cache_ttl)?;
+    let reserved = toolgate::mcp::reserved(&config.name);
+    let store = Store::open(&config.source, client, config.limits.cache_ttl, reserved)?;
     let locator = toolgate::exec::nyxilum::Locator {
         node_path: config.nx_node_path.clone(),
         ecosystem_root: config.nx_ecosystem_root.clone(),

@@ -130,3 +130,41 @@ async fn runtime_tools_in_the_environment_do_not_enter_the_check() {
         "{stdout}"
     );
 }
+
+#[tokio::test]
+async fn a_refused_resource_or_prompt_fails_the_check_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good");
+    std::fs::create_dir(&good).unwrap();
+    std::fs::write(
+        good.join("tool.json"),
+        r#"{"slug": "good", "name": "good", "description": "A fixture.", "input_schema": {"type": "object"}, "runtime": "javascript", "source": "index.js"}"#,
+    )
+    .unwrap();
+    std::fs::write(good.join("index.js"), "function run() { return { ok: true }; }").unwrap();
+    std::fs::write(
+        dir.path().join("resources.json"),
+        r#"[{"uri": "test://fine", "name": "fine", "text": "t"}, {"uri": "test://bad", "name": "bad", "blob": "@@"}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("prompts.json"),
+        r#"[{"name": "use-tool", "messages": [{"role": "user", "content": {"type": "text", "text": "x"}}]}]"#,
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = check(&dir.path().display().to_string(), &[]).await;
+    assert!(
+        !ok,
+        "an entry the server does not serve is a failure: {stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("FAILED  resource \"test://bad\" is not served: its blob is not base64"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAILED  prompt \"use-tool\" is not served: toolgate has a prompt of this name"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("test://fine"), "{stdout}");
+    assert!(stdout.contains("ok      good ("), "{stdout}");
+}

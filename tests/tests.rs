@@ -6,6 +6,7 @@ mod util;
 mod batch;
 mod catalogue_api;
 mod catalogue_check;
+mod catalogue_extras;
 mod catalogue_tools;
 mod conformance;
 mod execution_modes;

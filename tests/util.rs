@@ -52,10 +52,12 @@ pub fn command_of(program: &str, dir: &Path, env: &[(&str, &str)]) -> Command {
     cmd
 }
 
-/// The test client: forwards progress and tools/list_changed notifications to the test.
+/// The test client: forwards progress, tools/list_changed and resources/updated
+/// notifications to the test.
 pub struct Recorder {
     progress: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
     changes: tokio::sync::mpsc::UnboundedSender<()>,
+    updates: tokio::sync::mpsc::UnboundedSender<String>,
 }
 
 impl ClientHandler for Recorder {
@@ -66,6 +68,14 @@ impl ClientHandler for Recorder {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.changes.send(());
     }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.updates.send(params.uri);
+    }
 }
 
 /// A toolgate MCP server child, connected.
@@ -75,6 +85,8 @@ pub struct Gate {
     pub progress: tokio::sync::mpsc::UnboundedReceiver<ProgressNotificationParam>,
     /// One item per tools/list_changed notification.
     pub changes: tokio::sync::mpsc::UnboundedReceiver<()>,
+    /// The URI of each resources/updated notification, in the order they arrived.
+    pub updates: tokio::sync::mpsc::UnboundedReceiver<String>,
     /// The server's process id.
     pub pid: Option<u32>,
     stderr: tokio::task::JoinHandle<String>,
@@ -101,15 +113,18 @@ impl Gate {
         });
         let (progress_tx, progress) = tokio::sync::mpsc::unbounded_channel();
         let (changes_tx, changes) = tokio::sync::mpsc::unbounded_channel();
+        let (updates_tx, updates) = tokio::sync::mpsc::unbounded_channel();
         let recorder = Recorder {
             progress: progress_tx,
             changes: changes_tx,
+            updates: updates_tx,
         };
         let client = recorder.serve(transport).await.expect("MCP initialize");
         Gate {
             client,
             progress,
             changes,
+            updates,
             pid,
             stderr,
             _dir: dir,
@@ -261,6 +276,9 @@ pub struct ScriptedApi {
     pub run_hits: Arc<AtomicUsize>,
     /// The manifests `GET /api/tools` returns.
     pub tools: Arc<Mutex<Vec<Value>>>,
+    /// Keys `GET /api/tools` returns beside `tools` (`resources`, `prompts`). By default,
+    /// none.
+    pub beside: Arc<Mutex<serde_json::Map<String, Value>>>,
     /// Authorization headers seen.
     pub auth: Arc<Mutex<Vec<String>>>,
 }
@@ -278,6 +296,7 @@ impl ScriptedApi {
             list_hits: Arc::default(),
             run_hits: Arc::default(),
             tools: Arc::new(Mutex::new(tools)),
+            beside: Arc::default(),
             auth: Arc::default(),
         };
         let app = Router::new()
@@ -295,7 +314,9 @@ async fn scripted_list(State(api): State<ScriptedApi>, headers: axum::http::Head
     if let Some(auth) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
         api.auth.lock().unwrap().push(auth.to_owned());
     }
-    Json(json!({ "tools": api.tools.lock().unwrap().clone() }))
+    let mut doc = api.beside.lock().unwrap().clone();
+    doc.insert("tools".into(), json!(api.tools.lock().unwrap().clone()));
+    Json(Value::Object(doc))
 }
 
 async fn scripted_source(State(api): State<ScriptedApi>, UrlPath(slug): UrlPath<String>) -> Response {

@@ -3,7 +3,9 @@
 //!
 //! One bad tool never costs the others: each problem is returned as a sentence beside the
 //! tools that loaded, for the caller to report. This module only reads; it neither
-//! validates schemas nor decides what is advertised (that is `snapshot`).
+//! validates schemas nor decides what is advertised (that is `snapshot`). Resources and
+//! prompts (a file's `resources` and `prompts` arrays, a folder's `resources.json` and
+//! `prompts.json`) are read as JSON values here and checked by `extras`.
 
 use std::path::{Component, Path};
 use std::sync::Arc;
@@ -25,13 +27,30 @@ pub struct Entry {
     pub code: Option<Arc<str>>,
 }
 
-/// What a source yielded: the tools that loaded and one sentence per tool that did not.
+/// What a source yielded: the tools that loaded and one sentence per tool that did not,
+/// and the resource and prompt entries it carries, unchecked.
 #[derive(Debug, Default)]
 pub struct Loaded {
     /// Tools that loaded, in source order.
     pub entries: Vec<Entry>,
     /// Problems, each naming the tool or file.
     pub problems: Vec<String>,
+    /// Resource and resource-template entries, in source order.
+    pub resources: Vec<Value>,
+    /// Prompt entries, in source order.
+    pub prompts: Vec<Value>,
+}
+
+/// A catalogue document: `{"tools": [...], "resources": [...], "prompts": [...]}`, the
+/// last two optional.
+#[derive(Debug, Default)]
+pub struct Document {
+    /// The manifests.
+    pub tools: Vec<Value>,
+    /// Resource and resource-template entries.
+    pub resources: Vec<Value>,
+    /// Prompt entries.
+    pub prompts: Vec<Value>,
 }
 
 /// The embedded catalogue.
@@ -55,6 +74,14 @@ pub fn embedded() -> Loaded {
                 })
         };
         push(&mut loaded, &format!("embedded {folder}"), manifest.contents(), read);
+    }
+    for (key, into) in [("resources", &mut loaded.resources), ("prompts", &mut loaded.prompts)] {
+        if let Some(file) = EMBEDDED.get_file(format!("{key}.json")) {
+            match array(file.contents(), key) {
+                Ok(values) => *into = values,
+                Err(e) => loaded.problems.push(format!("embedded {key}.json: {e}")),
+            }
+        }
     }
     loaded
 }
@@ -84,22 +111,68 @@ pub fn dir(root: &Path) -> Result<Loaded, String> {
         let read = |name: &str| std::fs::read_to_string(folder.join(name)).map_err(|e| format!("{name}: {e}"));
         push(&mut loaded, &where_, &bytes, read);
     }
+    for (key, into) in [("resources", &mut loaded.resources), ("prompts", &mut loaded.prompts)] {
+        let path = root.join(format!("{key}.json"));
+        match std::fs::read(&path) {
+            Ok(bytes) => match array(&bytes, key) {
+                Ok(values) => *into = values,
+                Err(e) => loaded.problems.push(format!("{}: {e}", path.display())),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => loaded.problems.push(format!("{}: {e}", path.display())),
+        }
+    }
     Ok(loaded)
 }
 
-/// A `{"tools": [manifest, ...]}` file, each `source` holding code inline.
+/// A `{"tools": [manifest, ...], "resources": [...], "prompts": [...]}` file, each
+/// `source` holding code inline.
 pub fn file(path: &Path) -> Result<Loaded, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read catalogue file {}: {e}", path.display()))?;
-    let tools = parse_list(&bytes).map_err(|e| format!("catalogue file {}: {e}", path.display()))?;
-    Ok(from_values(&path.display().to_string(), tools, true))
+    let doc = parse_list(&bytes).map_err(|e| format!("catalogue file {}: {e}", path.display()))?;
+    Ok(from_document(&path.display().to_string(), doc, true))
 }
 
-/// Reads the `tools` array of a catalogue document (a file, or the API's list answer).
-pub fn parse_list(bytes: &[u8]) -> Result<Vec<Value>, String> {
+/// Reads a catalogue document (a file, or the API's list answer): its `tools` array, and
+/// its `resources` and `prompts` arrays when present.
+pub fn parse_list(bytes: &[u8]) -> Result<Document, String> {
     let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
-    match doc.get("tools") {
-        Some(Value::Array(tools)) => Ok(tools.clone()),
+    let Value::Object(mut doc) = doc else {
+        return Err("expected an object with a \"tools\" array".to_owned());
+    };
+    let mut take = |key: &str| match doc.remove(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(values)) => Ok(values),
+        Some(_) => Err(format!("\"{key}\" is not an array")),
+    };
+    let resources = take("resources")?;
+    let prompts = take("prompts")?;
+    match doc.remove("tools") {
+        Some(Value::Array(tools)) => Ok(Document {
+            tools,
+            resources,
+            prompts,
+        }),
         _ => Err("expected an object with a \"tools\" array".to_owned()),
+    }
+}
+
+/// A whole document: its manifests as [`from_values`] reads them, its resources and
+/// prompts as they are.
+pub fn from_document(origin: &str, doc: Document, inline_source: bool) -> Loaded {
+    Loaded {
+        resources: doc.resources,
+        prompts: doc.prompts,
+        ..from_values(origin, doc.tools, inline_source)
+    }
+}
+
+/// A `resources.json` or `prompts.json` file: a JSON array.
+fn array(bytes: &[u8], key: &str) -> Result<Vec<Value>, String> {
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Array(values)) => Ok(values),
+        Ok(_) => Err(format!("expected a JSON array of {key}")),
+        Err(e) => Err(format!("not JSON: {e}")),
     }
 }
 

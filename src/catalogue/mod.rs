@@ -1,15 +1,21 @@
 //! The catalogue: manifests from one source, resolved by slug, held as immutable
-//! snapshots. It never runs code and knows nothing of MCP.
+//! snapshots with the resources and prompts the source carries. It never runs code and
+//! knows nothing of MCP.
 
 pub mod example;
+pub mod extras;
+mod fill;
 pub mod load;
 pub mod manifest;
+pub mod prompt;
+pub mod resource;
 pub mod slug;
 pub mod snapshot;
 pub mod source;
 pub mod store;
 mod trim;
 
+pub use extras::{Extras, Found, Reserved};
 pub use manifest::{Manifest, Returns, Runtime};
 pub use snapshot::{Federated, Origin, Problem, Snapshot, Tool};
 pub use source::SourceSpec;

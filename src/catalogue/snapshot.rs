@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::extras::Extras;
 use super::load::Entry;
 use super::manifest::{Manifest, Runtime};
 use super::{slug, trim};
@@ -101,22 +102,34 @@ pub enum Problem {
         /// What was cut, one phrase each.
         cuts: Vec<String>,
     },
+    /// A resource, resource template or prompt of the catalogue that is not served: it is
+    /// malformed, over a cap, or takes a name or URI that is taken.
+    Refused {
+        /// `resource`, `resource template` or `prompt`.
+        kind: &'static str,
+        /// Its URI, template or name (or `#n`, its position, when it has none).
+        name: String,
+        /// Why, as a clause.
+        reason: String,
+    },
 }
 
 impl Problem {
-    /// Returns true if and only if a tool of the source is not served at all (a set-aside
-    /// tool, or the second of two with one slug); a withheld tool is still served.
+    /// Returns true if and only if an entry of the source is not served at all (a
+    /// set-aside tool, the second of two with one slug, a refused resource or prompt); a
+    /// withheld or trimmed tool is still served.
     pub fn is_unserved(&self) -> bool {
         !matches!(self, Problem::Withheld { .. } | Problem::Trimmed { .. })
     }
 
-    /// The slug it is about.
-    pub fn slug(&self) -> &str {
+    /// The slug of the tool it is about, or the URI or name of the refused entry.
+    pub fn subject(&self) -> &str {
         match self {
             Problem::Duplicate { slug }
             | Problem::SetAside { slug, .. }
             | Problem::Withheld { slug }
             | Problem::Trimmed { slug, .. } => slug,
+            Problem::Refused { name, .. } => name,
         }
     }
 }
@@ -133,6 +146,7 @@ impl std::fmt::Display for Problem {
             Problem::Trimmed { slug, cuts } => {
                 write!(f, "tool \"{slug}\" is served with its text cut: {}", cuts.join("; "))
             }
+            Problem::Refused { kind, name, reason } => write!(f, "{kind} \"{name}\" is not served: {reason}"),
         }
     }
 }
@@ -144,6 +158,8 @@ pub struct Snapshot {
     slugs: Vec<String>,
     origin: Origin,
     index: search::Index,
+    /// The catalogue's resources, templates and prompts.
+    extras: Arc<Extras>,
 }
 
 impl Snapshot {
@@ -162,6 +178,7 @@ impl Snapshot {
                     slugs: Vec::new(),
                     origin,
                     index: search::Index::build(&[]),
+                    extras: Arc::default(),
                 },
                 Vec::new(),
             ),
@@ -252,7 +269,19 @@ impl Snapshot {
                 federated: Some(federated),
             }));
         }
-        Snapshot::index(tools, self.origin, budget).map(|s| (s, problems))
+        Snapshot::index(tools, self.origin, budget).map(|s| (s.with_extras(self.extras.clone()), problems))
+    }
+
+    /// This snapshot carrying `extras` (the catalogue's resources, templates and prompts)
+    /// in place of its own.
+    #[must_use]
+    pub fn with_extras(self, extras: Arc<Extras>) -> Snapshot {
+        Snapshot { extras, ..self }
+    }
+
+    /// The catalogue's resources, templates and prompts.
+    pub fn extras(&self) -> &Arc<Extras> {
+        &self.extras
     }
 
     /// Sorts `tools` by slug and indexes them.
@@ -266,6 +295,7 @@ impl Snapshot {
             slugs,
             origin,
             index,
+            extras: Arc::default(),
         })
     }
 
@@ -405,7 +435,11 @@ mod tests {
         assert!(snap.resolve("has space").is_ok());
         assert!(snap.resolve_advertisable("has space").is_err());
         assert_eq!(problems.len(), 3, "{problems:?}");
-        let unserved: Vec<_> = problems.iter().filter(|p| p.is_unserved()).map(Problem::slug).collect();
+        let unserved: Vec<_> = problems
+            .iter()
+            .filter(|p| p.is_unserved())
+            .map(Problem::subject)
+            .collect();
         assert_eq!(unserved, vec!["broken", "alpha"], "{problems:?}");
         assert!(
             problems[0].to_string().contains("withheld from tools/list"),

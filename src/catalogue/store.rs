@@ -24,6 +24,7 @@ use futures::future::{BoxFuture, Shared};
 use moka::future::Cache;
 
 use super::SourceSpec;
+use super::extras::{Extras, Reserved};
 use super::load::{self, Loaded};
 use super::snapshot::{Origin, Snapshot};
 use crate::api::{ApiClient, ListAnswer};
@@ -42,6 +43,8 @@ type Building = Shared<BoxFuture<'static, Result<Arc<Snapshot>, Error>>>;
 pub struct Store {
     inner: Inner,
     reported: Reported,
+    /// What no resource or prompt of the catalogue may take.
+    reserved: Arc<Reserved>,
     /// What one build may spend: time and index entries.
     budget: (Duration, usize),
 }
@@ -78,8 +81,15 @@ struct Http {
 impl Store {
     /// Opens a source. Local sources are read now (a missing folder is an error) and built
     /// on first use; an HTTP catalogue is fetched on first use, so a server starts even
-    /// while its API is down.
-    pub fn open(source: &SourceSpec, client: Option<ApiClient>, ttl: Duration) -> Result<Store, String> {
+    /// while its API is down. No resource or prompt of the catalogue may take what
+    /// `reserved` names.
+    pub fn open(
+        source: &SourceSpec,
+        client: Option<ApiClient>,
+        ttl: Duration,
+        reserved: Reserved,
+    ) -> Result<Store, String> {
+        let reserved = Arc::new(reserved);
         let loaded = match source {
             SourceSpec::Embedded => None,
             SourceSpec::Dir(path) => Some(load::dir(path)?),
@@ -96,6 +106,7 @@ impl Store {
                 return Ok(Store {
                     inner: Inner::Http(Box::new(http)),
                     reported: Reported::default(),
+                    reserved,
                     budget: (SNAPSHOT_BUILD_TIME, INDEX_ENTRIES),
                 });
             }
@@ -107,6 +118,7 @@ impl Store {
         Ok(Store {
             inner: Inner::Static(Box::new(local)),
             reported: Reported::default(),
+            reserved,
             budget: (SNAPSHOT_BUILD_TIME, INDEX_ENTRIES),
         })
     }
@@ -120,10 +132,11 @@ impl Store {
                 let building = local.built.get_or_init(|| {
                     let loaded = lock(&local.read).take();
                     let reported = self.reported.clone();
+                    let reserved = self.reserved.clone();
                     let budget = self.budget;
                     off_workers(move || {
                         let loaded = loaded.unwrap_or_else(load::embedded);
-                        build(&reported, loaded, Origin::Local, budget).map_err(|reason| {
+                        build(&reported, &reserved, loaded, Origin::Local, budget).map_err(|reason| {
                             tracing::warn!("the catalogue was not built: {reason}");
                             Error::Internal(format!("the catalogue was not built: {reason}"))
                         })
@@ -200,15 +213,17 @@ impl Store {
                     (None, _) => {
                         let base = http.client.base().to_owned();
                         let reported = self.reported.clone();
+                        let reserved = self.reserved.clone();
                         let budget = self.budget;
                         let built = off_workers(move || {
-                            let values = load::parse_list(&body).map_err(|e| Error::Api {
+                            let doc = load::parse_list(&body).map_err(|e| Error::Api {
                                 status: 502,
                                 message: format!("the tool list from {base} is unusable: {e}"),
                             })?;
                             build(
                                 &reported,
-                                load::from_values(&base, values, false),
+                                &reserved,
+                                load::from_document(&base, doc, false),
                                 Origin::Remote,
                                 budget,
                             )
@@ -250,16 +265,21 @@ fn off_workers(work: impl FnOnce() -> Result<Arc<Snapshot>, Error> + Send + 'sta
         .shared()
 }
 
-/// Builds a snapshot within `(time, entries)` and reports each problem on stderr the
-/// first time this process sees it, not once per refresh. Over budget, says why.
+/// Builds a snapshot within `(time, entries)`, with the source's resources and prompts,
+/// and reports each problem on stderr the first time this process sees it, not once per
+/// refresh. Over budget, says why.
 fn build(
     reported: &Mutex<HashSet<String>>,
+    reserved: &Reserved,
     loaded: Loaded,
     origin: Origin,
     (time, entries): (Duration, usize),
 ) -> Result<Arc<Snapshot>, String> {
     let budget = Budget::new(time, entries);
-    let (snapshot, problems) = Snapshot::within(loaded.entries, origin, &budget).map_err(|e| e.to_string())?;
+    let (snapshot, mut problems) = Snapshot::within(loaded.entries, origin, &budget).map_err(|e| e.to_string())?;
+    let (extras, refused) = Extras::build(loaded.resources, loaded.prompts, reserved);
+    problems.extend(refused);
+    let snapshot = snapshot.with_extras(Arc::new(extras));
     let mut reported = lock(reported);
     for problem in loaded
         .problems
@@ -304,7 +324,13 @@ mod tests {
         let base = format!("http://{}/api", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
         let client = ApiClient::new(&base, None, Duration::from_secs(30)).unwrap();
-        let mut store = Store::open(&SourceSpec::Http(base), Some(client), Duration::ZERO).unwrap();
+        let mut store = Store::open(
+            &SourceSpec::Http(base),
+            Some(client),
+            Duration::ZERO,
+            Reserved::default(),
+        )
+        .unwrap();
         store.budget = (Duration::from_secs(60), 500);
         let slugs = |s: &Snapshot| s.tools().iter().map(|t| t.slug().to_owned()).collect::<Vec<_>>();
 
@@ -337,7 +363,7 @@ mod tests {
         let path = dir.path().join("catalogue.json");
         let big: Vec<Value> = (0..40).map(|i| tool(&format!("t{i}"), 40)).collect();
         std::fs::write(&path, json!({ "tools": big }).to_string()).unwrap();
-        let mut store = Store::open(&SourceSpec::File(path), None, Duration::ZERO).unwrap();
+        let mut store = Store::open(&SourceSpec::File(path), None, Duration::ZERO, Reserved::default()).unwrap();
         store.budget = (Duration::from_secs(60), 500);
         let err = store.snapshot().await.unwrap_err();
         assert!(err.to_string().contains("more than 500 entries"), "{err}");

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::api::{ApiClient, ListAnswer};
 use crate::catalogue::SourceSpec;
-use crate::catalogue::{Origin, Problem, Snapshot, load};
+use crate::catalogue::{Extras, Origin, Problem, Snapshot, load};
 use crate::config::Config;
 
 /// How one tool fared.
@@ -33,9 +33,10 @@ pub enum Verdict {
 /// What a check found, tool by tool, in catalogue order.
 #[derive(Debug, Default)]
 pub struct Report {
-    /// Tools of the source that the server does not serve (unreadable manifest, input
-    /// schema that does not compile, slug already taken), each a sentence naming it.
-    /// Each is a failure.
+    /// Tools, resources and prompts of the source that the server does not serve
+    /// (unreadable manifest, input schema that does not compile, slug already taken, a
+    /// malformed or clashing resource or prompt), each a sentence naming it. Each is a
+    /// failure.
     pub unserved: Vec<String>,
     /// `(slug, verdict, milliseconds)`.
     pub tools: Vec<(String, Verdict, u128)>,
@@ -140,11 +141,13 @@ async fn unserved(config: &Config) -> Result<Vec<String>, String> {
                 ListAnswer::Fresh { body, .. } => body,
                 ListAnswer::NotModified => return Err(format!("{base} answered 304 to an unconditional list")),
             };
-            let values = load::parse_list(&body).map_err(|e| format!("the tool list from {base}: {e}"))?;
-            (load::from_values(base, values, false), Origin::Remote)
+            let doc = load::parse_list(&body).map_err(|e| format!("the tool list from {base}: {e}"))?;
+            (load::from_document(base, doc, false), Origin::Remote)
         }
     };
-    let (_, problems) = Snapshot::build(loaded.entries, origin);
+    let (_, mut problems) = Snapshot::build(loaded.entries, origin);
+    let (_, refused) = Extras::build(loaded.resources, loaded.prompts, &crate::mcp::reserved(&config.name));
+    problems.extend(refused);
     let mut unserved = loaded.problems;
     unserved.extend(problems.iter().filter_map(|p| match p {
         Problem::Duplicate { slug } => Some(format!(
@@ -153,6 +156,7 @@ async fn unserved(config: &Config) -> Result<Vec<String>, String> {
         Problem::SetAside { slug, reason } => Some(format!(
             "{slug}: not served: its input schema does not compile: {reason}"
         )),
+        Problem::Refused { .. } => Some(p.to_string()),
         Problem::Withheld { .. } | Problem::Trimmed { .. } => None,
     }));
     Ok(unserved)

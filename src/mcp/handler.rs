@@ -1,5 +1,6 @@
-//! The MCP server handler: tools and resources, implemented by hand because the
-//! tools are only known at run time. Each method makes one core call and converts.
+//! The MCP server handler: tools, resources (and their subscriptions) and prompts,
+//! implemented by hand because the tools are only known at run time. Each method makes one
+//! core call and converts.
 
 use std::sync::Arc;
 
@@ -7,7 +8,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig,
+    ReadResourceResult, Reference, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -17,7 +18,7 @@ use super::Advertise;
 use super::batch::Progress;
 use super::convert::{direct_result, failure, unknown_tool};
 use super::watch::Watch;
-use super::{meta, prompts, resources, tools, upstreams};
+use super::{extras, meta, prompts, resources, tools, upstreams};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
 use crate::registry::Entry;
@@ -50,22 +51,23 @@ impl Handler {
         Handler {
             _ending: Arc::new(Ending::new(&gateway, &caller)),
             gateway,
+            watch: Arc::new(Watch::new(name.clone(), caller.clone())),
             caller,
             name,
-            watch: Arc::default(),
             listing: Arc::new(tools::Listing::new(policy)),
         }
     }
 
     /// A handler for a new session: the same gateway and listing, a caller of its own
-    /// (an empty history, no REPL sessions) and its own record of what the client saw.
+    /// (an empty history, no REPL sessions) and its own record of what the client saw and
+    /// subscribed to.
     #[must_use]
     pub fn for_new_session(&self) -> Handler {
         let caller = Caller::new();
         Handler {
             _ending: Arc::new(Ending::new(&self.gateway, &caller)),
+            watch: Arc::new(Watch::new(self.name.clone(), caller.clone())),
             caller,
-            watch: Arc::default(),
             ..self.clone()
         }
     }
@@ -73,6 +75,18 @@ impl Handler {
     /// The gateway it serves.
     pub fn gateway(&self) -> Arc<Gateway> {
         self.gateway.clone()
+    }
+
+    /// The current snapshot, for the catalogue's own resources and prompts; `None` (and a
+    /// warning) when the catalogue cannot be had: the built-ins are still served.
+    async fn catalogue(&self, method: &str) -> Option<Arc<crate::catalogue::Snapshot>> {
+        match self.gateway.snapshot().await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!("{method} without the catalogue's own entries: {e}");
+                None
+            }
+        }
     }
 }
 
@@ -112,14 +126,17 @@ impl ServerHandler for Handler {
             self.name
         );
         ServerConfig::new(
-            // list_changed is declared where it is sent: tools and resources change with
-            // the catalogue; prompts are fixed.
+            // list_changed is declared where it is sent: tools, resources and prompts
+            // change with the catalogue. Subscriptions: resources/subscribe (legacy, but
+            // what every client before 2026-07-28 uses).
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_list_changed()
+                .enable_resources_subscribe()
                 .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_completions()
                 .enable_logging()
                 .build(),
@@ -162,6 +179,9 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let mut all = resources::list(&self.name);
+        if let Some(snapshot) = self.catalogue("resources/list").await {
+            all.extend(extras::resources(&snapshot));
+        }
         all.extend(upstreams::resources(&self.gateway, &self.name).await);
         Ok(ListResourcesResult::with_all_items(all))
     }
@@ -171,9 +191,11 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(resources::templates(
-            &self.name,
-        )))
+        let mut all = resources::templates(&self.name);
+        if let Some(snapshot) = self.catalogue("resources/templates/list").await {
+            all.extend(extras::templates(&snapshot));
+        }
+        Ok(ListResourceTemplatesResult::with_all_items(all))
     }
 
     async fn read_resource(
@@ -185,7 +207,7 @@ impl ServerHandler for Handler {
             return Ok(read?.into());
         }
         Ok(ReadResourceResult::new(vec![
-            resources::read(&self.gateway, &self.caller, &self.name, &request.uri).await?,
+            resources::read(&self.gateway, &self.caller, &self.name, &request.uri, None).await?,
         ])
         .into())
     }
@@ -196,6 +218,9 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let mut all = prompts::list();
+        if let Some(snapshot) = self.catalogue("prompts/list").await {
+            all.extend(extras::prompts(&snapshot));
+        }
         all.extend(upstreams::prompts(&self.gateway).await);
         Ok(ListPromptsResult::with_all_items(all))
     }
@@ -207,6 +232,12 @@ impl ServerHandler for Handler {
     ) -> Result<GetPromptResponse, McpError> {
         let args = request.arguments.unwrap_or_default();
         if let Some(got) = upstreams::get_prompt(&self.gateway, &request.name, args.clone()).await {
+            return Ok(got?.into());
+        }
+        if !prompts::NAMES.contains(&request.name.as_str())
+            && let Some(snapshot) = self.catalogue("prompts/get").await
+            && let Some(got) = extras::get(&snapshot, &request.name, &args)
+        {
             return Ok(got?.into());
         }
         Ok(prompts::get(&self.gateway, &self.name, &request.name, &args)
@@ -232,15 +263,50 @@ impl ServerHandler for Handler {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let values = prompts::complete(
-            &self.gateway,
-            &request.r#ref,
-            &request.argument.name,
-            &request.argument.value,
-        )
-        .await;
+        let catalogue = match &request.r#ref {
+            Reference::Prompt(p) if !prompts::NAMES.contains(&p.name.as_str()) => {
+                self.catalogue("completion/complete").await.and_then(|snapshot| {
+                    extras::complete(&snapshot, &p.name, &request.argument.name, &request.argument.value)
+                })
+            }
+            _ => None,
+        };
+        let values = match catalogue {
+            Some(values) => values.into_iter().take(CompletionInfo::MAX_VALUES).collect(),
+            None => {
+                prompts::complete(
+                    &self.gateway,
+                    &request.r#ref,
+                    &request.argument.name,
+                    &request.argument.value,
+                )
+                .await
+            }
+        };
         let info = CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
         Ok(CompleteResult::new(info))
+    }
+
+    /// `resources/subscribe`: any URI this server reads itself; `{}` once subscribed.
+    #[allow(deprecated)] // Legacy in rmcp (2026-07-28 has subscriptions/listen); clients use it.
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.watch.subscriptions().subscribe(&self.gateway, &request.uri).await
+    }
+
+    /// `resources/unsubscribe`: no more updates for the URI; `{}` whether or not it was
+    /// subscribed to.
+    #[allow(deprecated)] // As `subscribe`.
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.watch.subscriptions().unsubscribe(&request.uri);
+        Ok(())
     }
 
     async fn call_tool(
@@ -260,7 +326,7 @@ impl ServerHandler for Handler {
             });
             // Upstream calls inside act for this client; a batch reports its own progress.
             let relay = Relay::new(context.peer.clone(), self.caller.owner(), self.caller.log_level(), None);
-            return Ok(relay
+            let answer = relay
                 .scope(meta::call(
                     &self.gateway,
                     &self.caller,
@@ -269,8 +335,9 @@ impl ServerHandler for Handler {
                     progress,
                     &context.ct,
                 ))
-                .await
-                .into());
+                .await;
+            self.watch.subscriptions().ran(&self.gateway, &context.peer).await;
+            return Ok(answer.into());
         }
         let entry = match self.gateway.resolve(&request.name, Reach::Direct).await {
             Ok(entry) => entry,
@@ -296,6 +363,7 @@ impl ServerHandler for Handler {
                     .call(&self.caller, &entry, Value::Object(args), &context.ct),
             )
             .await;
+        self.watch.subscriptions().ran(&self.gateway, &context.peer).await;
         Ok(direct_result(&run).into())
     }
 }

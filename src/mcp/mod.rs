@@ -5,15 +5,18 @@
 mod advertise;
 mod batch;
 mod convert;
+mod extras;
 mod handler;
 mod meta;
 mod prompts;
 mod resources;
 mod runs;
+mod subscriptions;
 mod tools;
 mod upstreams;
 mod watch;
 
 pub use advertise::Advertise;
+pub use extras::reserved;
 pub use handler::Handler;
 pub use resources::tool_uri;

@@ -23,6 +23,9 @@ const USE_TOOL: &str = include_str!("../../prompts/use-tool.md");
 const PLAN_BATCH: &str = include_str!("../../prompts/plan-batch.md");
 const RECOVER: &str = include_str!("../../prompts/recover.md");
 
+/// The names of toolgate's own prompts, which no catalogue prompt may take.
+pub(crate) const NAMES: [&str; 4] = ["find-tool", "use-tool", "plan-batch", "recover"];
+
 /// How many candidates `find-tool` and `plan-batch` offer.
 const CANDIDATES: usize = 5;
 
@@ -178,7 +181,9 @@ pub(crate) async fn get(
         }
         other => {
             return Err(McpError::invalid_params(
-                format!("No prompt \"{other}\". Prompts: find-tool, use-tool, plan-batch, recover."),
+                format!(
+                    "No prompt \"{other}\". Prompts: find-tool, use-tool, plan-batch, recover, and the catalogue's own (prompts/list)."
+                ),
                 None,
             ));
         }
@@ -283,6 +288,12 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reserved_names_are_the_listed_prompts() {
+        let listed: Vec<String> = list().into_iter().map(|p| p.name).collect();
+        assert_eq!(listed, NAMES);
+    }
 
     #[test]
     fn fill_replaces_every_placeholder() {

@@ -1,6 +1,9 @@
 //! MCP resources: the guide, the catalogue overview, one manifest per tool (a template),
-//! and the run history. A tool URI resolves its slug exactly or by unambiguous
+//! and the run history; a URI outside the `NAME:` scheme is read from the catalogue's own
+//! resources (`extras.rs`). A tool URI resolves its slug exactly or by unambiguous
 //! abbreviation; an unknown one is a protocol error naming the close matches.
+
+use std::sync::Arc;
 
 use super::convert::pretty;
 use rmcp::ErrorData as McpError;
@@ -44,29 +47,34 @@ pub(crate) fn templates(name: &str) -> Vec<ResourceTemplate> {
     ]
 }
 
-/// Reads one resource.
+/// Reads one resource of toolgate's own or of the catalogue (not an upstream's), from
+/// `snapshot` when given, else from the gateway's current one.
 pub(crate) async fn read(
     gateway: &Gateway,
     caller: &Caller,
     name: &str,
     uri: &str,
+    snapshot: Option<&Arc<Snapshot>>,
 ) -> Result<ResourceContents, McpError> {
-    let not_found = || {
-        McpError::resource_not_found(
-            format!(
-                "No resource {uri}. Resources: {name}://guide, {name}://catalogue, {name}://history, {name}://tools/{{slug}}."
-            ),
-            None,
-        )
+    let not_found = || super::extras::not_found(uri, name);
+    let current = || async {
+        match snapshot {
+            Some(s) => Ok(s.clone()),
+            None => gateway.snapshot().await.map_err(|e| unavailable(&e)),
+        }
     };
     let Some(path) = uri.strip_prefix(name).and_then(|rest| rest.strip_prefix("://")) else {
-        return Err(not_found());
+        let snapshot = current().await?;
+        return match super::extras::read(&snapshot, uri) {
+            Some(read) => read,
+            None => Err(not_found()),
+        };
     };
     let text = |t: String| ResourceContents::text(t, uri).with_mime_type("application/json");
     match path {
         "guide" => Ok(ResourceContents::text(guide(gateway, name), uri).with_mime_type("text/markdown")),
         "catalogue" => {
-            let snapshot = gateway.snapshot().await.map_err(|e| unavailable(&e))?;
+            let snapshot = current().await?;
             Ok(text(pretty(&catalogue(gateway, &snapshot, name))))
         }
         "history" => {
@@ -81,7 +89,7 @@ pub(crate) async fn read(
                 return Err(not_found());
             };
             let slug = percent_decode(raw);
-            let snapshot = gateway.snapshot().await.map_err(|e| unavailable(&e))?;
+            let snapshot = current().await?;
             let tool = snapshot
                 .resolve(&slug)
                 .map_err(|e| McpError::resource_not_found(e.to_string(), Some(json!({"code": e.code()}))))?;

@@ -1,6 +1,7 @@
 //! `notifications/tools/list_changed` (and resources list_changed) when a catalogue
 //! refresh or an upstream server changes the advertised set of tools (or the meta-tool's
-//! count of tools not listed) — and only then.
+//! count of tools not listed) — and only then; and, for each new snapshot,
+//! `notifications/resources/updated` for the subscribed resources it changed.
 //!
 //! Every snapshot the handler sees passes through [`Watch::observe`], which compares the
 //! advertised names with the last ones; an HTTP catalogue is also polled in the
@@ -12,27 +13,65 @@ use std::time::Duration;
 
 use rmcp::{Peer, RoleServer};
 
+use super::subscriptions::Subscriptions;
 use super::tools::Listing;
 use crate::catalogue::Snapshot;
-use crate::gateway::Gateway;
+use crate::gateway::{Caller, Gateway};
 
 /// Shortest interval between background refreshes, whatever the cache lifetime.
 const MIN_POLL: Duration = Duration::from_secs(1);
 
-/// What a client was shown: the listed names and the meta-tool's count of unlisted tools.
-type Seen = (Vec<String>, usize);
+/// What a client was shown: the listed tool names and the meta-tool's count of unlisted
+/// tools; the catalogue's resource URIs and templates; its prompt names.
+#[derive(Debug, PartialEq, Eq)]
+struct Seen {
+    tools: (Vec<String>, usize),
+    resources: Vec<String>,
+    prompts: Vec<String>,
+}
+
+impl Seen {
+    fn of(gateway: &Gateway, listing: &Listing, snapshot: &Arc<Snapshot>) -> Seen {
+        let listed = listing.advertised(gateway, Some(snapshot));
+        let extras = snapshot.extras();
+        Seen {
+            tools: (listed.names.clone(), listed.hidden),
+            resources: (extras.resources().iter().map(|r| r.uri.clone()))
+                .chain(extras.templates().iter().map(|t| t.uri_template.clone()))
+                .collect(),
+            prompts: extras.prompts().iter().map(|p| p.name.clone()).collect(),
+        }
+    }
+}
 
 /// The advertised set last announced to one client, with the snapshot it came from (held,
 /// not just its address: a freed snapshot's address can be reused by a new one, and then
-/// a change would never be announced).
-#[derive(Debug, Default)]
+/// a change would never be announced), and the client's resource subscriptions, checked
+/// against each new snapshot.
+#[derive(Debug)]
 pub(crate) struct Watch {
     last: Mutex<Option<(Arc<Snapshot>, Seen)>>,
+    subscriptions: Subscriptions,
 }
 
 impl Watch {
-    /// Notes the advertised set of `snapshot`; tells the client when it differs from the
-    /// last one seen. A failed notification is logged, never raised.
+    /// Nothing seen yet by the session of `caller`, under the resource scheme `name`.
+    pub(crate) fn new(name: String, caller: Caller) -> Watch {
+        Watch {
+            last: Mutex::default(),
+            subscriptions: Subscriptions::new(name, caller),
+        }
+    }
+
+    /// The session's resource subscriptions.
+    pub(crate) fn subscriptions(&self) -> &Subscriptions {
+        &self.subscriptions
+    }
+
+    /// Notes the advertised set of `snapshot`; tells the client which lists differ from
+    /// the last ones seen (a change of tools changes the resources too, whose catalogue
+    /// overview lists them), and which subscribed resources read differently. A failed
+    /// notification is logged, never raised.
     pub(crate) async fn observe(
         &self,
         gateway: &Gateway,
@@ -40,27 +79,37 @@ impl Watch {
         snapshot: &Arc<Snapshot>,
         peer: &Peer<RoleServer>,
     ) {
-        let changed = {
+        let (tools, resources, prompts) = {
             let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if last.as_ref().is_some_and(|(seen, _)| Arc::ptr_eq(seen, snapshot)) {
                 return;
             }
-            let listed = listing.advertised(gateway, Some(snapshot));
-            let names = (listed.names.clone(), listed.hidden);
-            let changed = last.as_ref().is_some_and(|(_, before)| *before != names);
-            *last = Some((snapshot.clone(), names));
+            let seen = Seen::of(gateway, listing, snapshot);
+            let changed = match last.as_ref() {
+                Some((_, before)) => (
+                    before.tools != seen.tools,
+                    before.resources != seen.resources,
+                    before.prompts != seen.prompts,
+                ),
+                None => (false, false, false),
+            };
+            *last = Some((snapshot.clone(), seen));
             changed
         };
-        if changed {
+        self.subscriptions.refreshed(gateway, snapshot, peer).await;
+        if tools {
             tracing::debug!("advertised tools changed; notifying the client");
-            for result in [
-                peer.notify_tool_list_changed().await,
-                peer.notify_resource_list_changed().await,
-            ] {
-                if let Err(e) = result {
-                    tracing::debug!("list_changed not delivered: {e}");
-                }
+            if let Err(e) = peer.notify_tool_list_changed().await {
+                tracing::debug!("list_changed not delivered: {e}");
             }
+        }
+        if (tools || resources)
+            && let Err(e) = peer.notify_resource_list_changed().await
+        {
+            tracing::debug!("list_changed not delivered: {e}");
+        }
+        if prompts && let Err(e) = peer.notify_prompt_list_changed().await {
+            tracing::debug!("list_changed not delivered: {e}");
         }
     }
 

@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
 use crate::catalogue::Snapshot;
@@ -73,7 +73,19 @@ async fn list(State(gw): Gw, headers: HeaderMap) -> Response {
         Err(e) => return error(&e),
     };
     let manifests: Vec<_> = snapshot.tools().iter().map(|t| &t.manifest).collect();
-    let body = match serde_json::to_vec(&json!({ "tools": manifests })) {
+    let mut doc = json!({ "tools": manifests });
+    // The catalogue's resources and prompts, when it has any, as the catalogue file
+    // format has them, so a toolgate reading this list serves them too.
+    let extras = snapshot.extras();
+    if !extras.is_empty() {
+        let resources: Vec<Value> = (extras.resources().iter().map(serde_json::to_value))
+            .chain(extras.templates().iter().map(serde_json::to_value))
+            .filter_map(Result::ok)
+            .collect();
+        doc["resources"] = json!(resources);
+        doc["prompts"] = json!(extras.prompts());
+    }
+    let body = match serde_json::to_vec(&doc) {
         Ok(b) => b,
         Err(e) => return error(&Error::Internal(e.to_string())),
     };
