@@ -5,7 +5,8 @@
 //! before, during (at 20 s and at the end) and after each run, as a README table row.
 //!
 //! `cargo bench --bench http_load` (60 s per call kind; `TOOLGATE_LOAD_SECONDS` changes
-//! it, `TOOLGATE_LOAD_SESSIONS` the session count, `TOOLGATE_BENCH_BIN` the binary). The
+//! it, `TOOLGATE_LOAD_SESSIONS` the session count, `TOOLGATE_LOAD_CALLS` which kinds —
+//! any of `ping,tool,js` — and `TOOLGATE_BENCH_BIN` the binary). The
 //! load runs on the same cores as the server: on a 2-core machine it takes about half.
 
 use std::process::Stdio;
@@ -192,11 +193,19 @@ fn main() {
         println!("{sessions} sessions, {seconds} s per call, {}", program());
         println!("| call | calls/s | p50 | p99 | failed | RSS before / at 20 s / at end / after |");
         println!("|---|---|---|---|---|---|");
-        load(&url, pid, "ping", "ping", json!({}), sessions, seconds).await;
-        let tool = json!({"name": "base64-codec", "arguments": {"mode": "encode", "input": "hello"}});
-        load(&url, pid, "catalogue tool", "tools/call", tool, sessions, seconds).await;
-        let js = json!({"name": "run_javascript", "arguments": {"code": "return 1 + 1"}});
-        load(&url, pid, "run_javascript", "tools/call", js, sessions, seconds).await;
+        let calls = std::env::var("TOOLGATE_LOAD_CALLS").unwrap_or_else(|_| "ping,tool,js".to_owned());
+        let wanted = |kind: &str| calls.split(',').any(|c| c.trim() == kind);
+        if wanted("ping") {
+            load(&url, pid, "ping", "ping", json!({}), sessions, seconds).await;
+        }
+        if wanted("tool") {
+            let tool = json!({"name": "base64-codec", "arguments": {"mode": "encode", "input": "hello"}});
+            load(&url, pid, "catalogue tool", "tools/call", tool, sessions, seconds).await;
+        }
+        if wanted("js") {
+            let js = json!({"name": "run_javascript", "arguments": {"code": "return 1 + 1"}});
+            load(&url, pid, "run_javascript", "tools/call", js, sessions, seconds).await;
+        }
         drop(child);
     });
 }

@@ -123,6 +123,22 @@ async fn the_python_sdk_runs_the_agent_path_over_http_in_two_isolated_sessions()
 }
 
 #[tokio::test]
+async fn the_python_sdk_as_a_host_serves_catalogue_tools_that_log_report_progress_sample_and_elicit() {
+    let python = installed(
+        "TOOLGATE_TEST_PYTHON",
+        "a Python virtual environment with tests/requirements.txt",
+    );
+    let catalogue = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/conformance");
+    let gate = crate::http::HttpGate::start(&[("TOOLGATE_CATALOGUE", catalogue), ("TOOLGATE_RUNTIMES", "js")]).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/python_tool_client.py");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = scrubbed(&python, dir.path());
+    cmd.arg(script).arg(&gate.url);
+    let (status, stdout, stderr) = run(cmd, "the Python SDK tool-client script").await;
+    assert_all_checks_passed("the Python SDK tool-client script", status, &stdout, &stderr);
+}
+
+#[tokio::test]
 async fn the_typescript_sdk_runs_the_agent_path_over_http_in_two_isolated_sessions() {
     let node_modules = node_modules();
     let gate = crate::http::HttpGate::start(&[]).await;
