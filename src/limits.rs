@@ -141,6 +141,14 @@ pub const API_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// Largest `{"params": ...}` body the catalogue server accepts, in bytes.
 pub const RUN_BODY_BYTES: usize = 8 * 1024 * 1024;
 
+/// Brotli quality of the precompressed `/api/tools` answer (0–11). Built once per
+/// snapshot: 9 costs a few milliseconds for the embedded list and is within a few per
+/// cent of 11's size, which costs ten times as long.
+pub const LIST_BROTLI_QUALITY: u32 = 9;
+
+/// Brotli window (log2 bytes) of the precompressed `/api/tools` answer.
+pub const LIST_BROTLI_WINDOW: u32 = 22;
+
 /// Under `TOOLGATE_ADVERTISE=auto`, the most bytes `tools/list` spends on tools (the
 /// meta-tool, runtime tools and as many catalogue tools as fit), serialised: 24 KiB, about
 /// 6,000 tokens of an agent's context. Peers list 3–8 KB; the embedded catalogue listed

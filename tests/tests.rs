@@ -22,6 +22,7 @@ mod mcp_surface;
 mod nyxilum;
 mod nyxilum_repl;
 mod one_path;
+mod operator;
 mod prompts;
 mod resources;
 mod run_javascript;

@@ -1,11 +1,10 @@
 //! The routes of the catalogue API and their answers.
 
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -16,11 +15,23 @@ use crate::catalogue::Snapshot;
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway};
 use crate::limits::RUN_BODY_BYTES;
+use crate::operator::listing::Listings;
 use crate::registry::Entry;
 use tokio_util::sync::CancellationToken;
 
+/// What every route reads: the gateway and the list answer kept for its snapshot.
+#[derive(Debug, Clone)]
+struct Api {
+    gateway: Arc<Gateway>,
+    listings: Arc<Listings>,
+}
+
 /// The API's routes over `gateway`.
 pub fn router(gateway: Arc<Gateway>) -> Router {
+    let api = Api {
+        gateway,
+        listings: Arc::new(Listings::default()),
+    };
     Router::new()
         .route("/api/health", get(health))
         .route("/api/tools", get(list))
@@ -28,7 +39,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/api/tools/{slug}/source", get(source))
         .route("/api/tools/{slug}/run", post(run))
         .layer(DefaultBodyLimit::max(RUN_BODY_BYTES))
-        .with_state(gateway)
+        .with_state(api)
 }
 
 /// Binds `listen`, announces the bound address on stderr (tests and scripts read it from
@@ -54,9 +65,9 @@ pub async fn serve(gateway: Arc<Gateway>, listen: &str) -> Result<(), String> {
         .map_err(|e| format!("the catalogue API stopped: {e}"))
 }
 
-type Gw = State<Arc<Gateway>>;
+type Gw = State<Api>;
 
-async fn health(State(gw): Gw) -> Response {
+async fn health(State(Api { gateway: gw, .. }): Gw) -> Response {
     match gw.snapshot().await {
         Ok(s) => Json(Health {
             ok: true,
@@ -67,52 +78,26 @@ async fn health(State(gw): Gw) -> Response {
     }
 }
 
-async fn list(State(gw): Gw, headers: HeaderMap) -> Response {
-    let snapshot = match gw.snapshot().await {
+/// The list, its ETag and compressed copies made once per snapshot ([`Listings`]).
+async fn list(State(api): Gw, headers: HeaderMap) -> Response {
+    let snapshot = match api.gateway.snapshot().await {
         Ok(s) => s,
         Err(e) => return error(&e),
     };
-    let manifests: Vec<_> = snapshot.tools().iter().map(|t| &t.manifest).collect();
-    let body = match serde_json::to_vec(&json!({ "tools": manifests })) {
-        Ok(b) => b,
-        Err(e) => return error(&Error::Internal(e.to_string())),
-    };
-    let etag = etag_of(&body);
-    let matches = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
-    let tag = HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"0\""));
-    if matches {
-        return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
+    match api.listings.of(&snapshot).await {
+        Ok(listing) => listing.answer(&headers),
+        Err(e) => error(&e),
     }
-    (
-        StatusCode::OK,
-        [
-            (header::ETAG, tag),
-            (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
-        ],
-        body,
-    )
-        .into_response()
 }
 
-/// A strong ETag of the list body. SipHash with fixed keys: stable for one build, which
-/// is all a cache validator needs.
-fn etag_of(body: &[u8]) -> String {
-    let mut h = std::hash::DefaultHasher::new();
-    body.hash(&mut h);
-    format!("\"{:016x}-{}\"", h.finish(), body.len())
-}
-
-async fn manifest(State(gw): Gw, Path(slug): Path<String>) -> Response {
+async fn manifest(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>) -> Response {
     match exact(&gw, &slug).await {
         Ok((snapshot, i)) => Json(&snapshot.tools()[i].manifest).into_response(),
         Err(e) => error(&e),
     }
 }
 
-async fn source(State(gw): Gw, Path(slug): Path<String>) -> Response {
+async fn source(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>) -> Response {
     let (snapshot, i) = match exact(&gw, &slug).await {
         Ok(found) => found,
         Err(e) => return error(&e),
@@ -131,7 +116,7 @@ async fn source(State(gw): Gw, Path(slug): Path<String>) -> Response {
     }
 }
 
-async fn run(State(gw): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
+async fn run(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
     let request: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
         RunRequest { params: json!({}) }
     } else {
