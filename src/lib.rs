@@ -9,6 +9,7 @@ pub mod api;
 pub mod catalogue;
 pub mod commands;
 pub mod config;
+pub mod edge;
 pub mod error;
 pub mod exec;
 pub mod gateway;

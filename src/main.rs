@@ -117,6 +117,16 @@ struct Cli {
     /// Over HTTP, MCP sessions alive at once; a new one beyond this is answered 503.
     #[arg(long, env = "TOOLGATE_HTTP_MAX_SESSIONS", global = true, default_value_t = limits::HTTP_MAX_SESSIONS as u64)]
     http_max_sessions: u64,
+    /// Both HTTP servers: connections held at once; one beyond is answered 503.
+    #[arg(long, env = "TOOLGATE_HTTP_MAX_CONNECTIONS", global = true, default_value_t = limits::HTTP_MAX_CONNECTIONS as u64)]
+    http_max_connections: u64,
+    /// Both HTTP servers: connections one client address may hold at once.
+    #[arg(long, env = "TOOLGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS", global = true, default_value_t = limits::HTTP_MAX_CONNECTIONS_PER_ADDRESS as u64)]
+    http_max_connections_per_address: u64,
+    /// Both HTTP servers: time allowed to send a request head (and to idle between
+    /// requests on a kept-alive connection), in milliseconds.
+    #[arg(long, env = "TOOLGATE_HTTP_HEADER_TIMEOUT_MS", global = true, default_value_t = limits::HTTP_HEADER_TIMEOUT.as_millis() as u64)]
+    http_header_timeout_ms: u64,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -229,6 +239,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         http_allowed_origins: cli.http_allowed_origins,
         http_session_idle_ms: cli.http_session_idle_ms,
         http_max_sessions: cli.http_max_sessions,
+        http_max_connections: cli.http_max_connections,
+        http_max_connections_per_address: cli.http_max_connections_per_address,
+        http_header_timeout_ms: cli.http_header_timeout_ms,
         upstreams: cli.upstreams,
         upstream_ping_ms: cli.upstream_ping_ms,
     };
@@ -255,7 +268,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 None => config.choose_source(source.as_deref())?,
             }
             let gateway = gateway(&config, true, None)?;
-            toolgate::operator::serve(gateway, &listen).await
+            toolgate::operator::serve(gateway, &listen, config.connections, terminated()).await
         }
         Some(Command::Catalogue {
             command:
@@ -330,7 +343,9 @@ async fn run(cli: Cli) -> Result<(), String> {
             let served = match &config.http {
                 // Over HTTP, SIGTERM and SIGINT stop new connections and give running
                 // calls a grace before every session ends.
-                Some(settings) => toolgate::transport::http::serve(handler, settings, terminated()).await,
+                Some(settings) => {
+                    toolgate::transport::http::serve(handler, settings, config.connections, terminated()).await
+                }
                 // SIGTERM and SIGINT end the session like a closed stdin, so the cleanup
                 // below runs instead of the process dying with children left behind.
                 None => tokio::select! {

@@ -1,5 +1,6 @@
 //! The routes of the catalogue API and their answers.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -12,6 +13,7 @@ use serde_json::json;
 
 use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
 use crate::catalogue::Snapshot;
+use crate::edge::{self, Connections, probes};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway};
 use crate::limits::RUN_BODY_BYTES;
@@ -43,8 +45,14 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
 }
 
 /// Binds `listen`, announces the bound address on stderr (tests and scripts read it from
-/// there when they asked for port 0), and serves until the process ends.
-pub async fn serve(gateway: Arc<Gateway>, listen: &str) -> Result<(), String> {
+/// there when they asked for port 0), and serves under `connections` until `shutdown`
+/// resolves; connections then finish the answer in flight and close.
+pub async fn serve(
+    gateway: Arc<Gateway>,
+    listen: &str,
+    connections: Connections,
+    shutdown: impl Future<Output = &'static str> + Send + 'static,
+) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
@@ -52,17 +60,17 @@ pub async fn serve(gateway: Arc<Gateway>, listen: &str) -> Result<(), String> {
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     let tools = gateway.snapshot().await.map(|s| s.tools().len()).unwrap_or(0);
+    let app = router(gateway.clone()).merge(probes::router(gateway));
     eprintln!("toolgate catalogue API serving {tools} tools at http://{addr}/api");
-    // As over MCP HTTP (`transport::http`): an answer written in parts must not wait for
-    // the client's delayed ACK.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
+    let stopping = CancellationToken::new();
+    let stop = stopping.clone();
+    tokio::spawn(async move {
+        let signal = shutdown.await;
+        tracing::debug!("{signal}: no new connections");
+        stop.cancel();
     });
-    axum::serve(listener, router(gateway))
-        .await
-        .map_err(|e| format!("the catalogue API stopped: {e}"))
+    edge::serve(listener, app, connections.within_file_limit(), stopping).await;
+    Ok(())
 }
 
 type Gw = State<Api>;
