@@ -49,6 +49,12 @@ pub struct Config {
     pub http: Option<HttpSettings>,
     /// Connection caps and timeouts of both HTTP servers (`--http`, `catalogue serve`).
     pub connections: Connections,
+    /// The keys file of both HTTP servers (`TOOLGATE_KEYS_FILE`), read when a server
+    /// starts. By default, none: every caller is anonymous.
+    pub keys_file: Option<PathBuf>,
+    /// Whether callers without a key are served (`--allow-anonymous`): needed to serve
+    /// a non-loopback address without a keys file.
+    pub allow_anonymous: bool,
     /// The `mcpServers` file of upstream MCP servers (`TOOLGATE_UPSTREAMS`), read when
     /// the server starts. By default, none.
     pub upstreams: Option<upstream::Source>,
@@ -115,6 +121,10 @@ pub struct Raw {
     pub http_max_connections_per_address: u64,
     /// `TOOLGATE_HTTP_HEADER_TIMEOUT_MS`.
     pub http_header_timeout_ms: u64,
+    /// `TOOLGATE_KEYS_FILE`.
+    pub keys_file: Option<PathBuf>,
+    /// `TOOLGATE_ALLOW_ANONYMOUS`.
+    pub allow_anonymous: bool,
     /// `TOOLGATE_UPSTREAMS`.
     pub upstreams: Option<PathBuf>,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
@@ -256,6 +266,8 @@ impl Config {
             fetch_allow,
             http,
             connections,
+            keys_file: raw.keys_file.filter(|p| !p.as_os_str().is_empty()),
+            allow_anonymous: raw.allow_anonymous,
             upstreams: raw
                 .upstreams
                 .filter(|p| !p.as_os_str().is_empty())

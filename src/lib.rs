@@ -5,6 +5,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod access;
 pub mod api;
 pub mod catalogue;
 pub mod commands;

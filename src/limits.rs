@@ -152,6 +152,19 @@ pub const HTTP_CONNECTION_RETRY_AFTER: Duration = Duration::from_secs(1);
 /// How long `/readyz` waits for the catalogue snapshot before answering 503.
 pub const READY_WAIT: Duration = Duration::from_millis(500);
 
+/// Random bytes in a key made by `toolgate keys new` (shown as hex after `tg_`).
+pub const KEY_BYTES: usize = 32;
+
+/// Calls a minute a key may make unless its entry says otherwise.
+pub const KEY_PER_MINUTE: u32 = 600;
+
+/// Calls a minute an anonymous caller (one client address) may make: the NexusBloom
+/// seed's free tier.
+pub const ANONYMOUS_PER_MINUTE: u32 = 30;
+
+/// How often the keys file is checked for a change (SIGHUP reads it at once).
+pub const KEYS_POLL: Duration = Duration::from_secs(2);
+
 /// At SIGTERM/SIGINT the HTTP server stops accepting and gives running calls this long
 /// to answer before it ends every session (cancelling what still runs).
 pub const HTTP_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

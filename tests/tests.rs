@@ -3,6 +3,7 @@
 
 mod util;
 
+mod access;
 mod batch;
 mod catalogue_api;
 mod catalogue_check;

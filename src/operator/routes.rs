@@ -11,6 +11,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
 
+use crate::access::{self, Access, Face};
 use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
 use crate::catalogue::Snapshot;
 use crate::edge::{self, Connections, probes};
@@ -51,6 +52,7 @@ pub async fn serve(
     gateway: Arc<Gateway>,
     listen: &str,
     connections: Connections,
+    access: Access,
     shutdown: impl Future<Output = &'static str> + Send + 'static,
 ) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(listen)
@@ -60,7 +62,12 @@ pub async fn serve(
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     let tools = gateway.snapshot().await.map(|s| s.tools().len()).unwrap_or(0);
-    let app = router(gateway.clone()).merge(probes::router(gateway));
+    let app = router(gateway.clone())
+        .merge(probes::router(gateway))
+        .layer(axum::middleware::from_fn_with_state(
+            (access, Face::Catalogue),
+            access::enforce,
+        ));
     eprintln!("toolgate catalogue API serving {tools} tools at http://{addr}/api");
     let stopping = CancellationToken::new();
     let stop = stopping.clone();

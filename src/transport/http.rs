@@ -26,6 +26,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::access::{self, Access, Face};
 use crate::edge::{self, Connections, probes};
 use crate::limits::{HTTP_BODY_BYTES, HTTP_SESSION_RETRY_AFTER, HTTP_SHUTDOWN_GRACE, HTTP_SSE_KEEP_ALIVE};
 use crate::mcp::Handler;
@@ -115,6 +116,7 @@ pub async fn serve(
     handler: Handler,
     settings: &HttpSettings,
     connections: Connections,
+    access: Access,
     shutdown: impl Future<Output = &'static str> + Send + 'static,
 ) -> Result<(), String> {
     let gateway = handler.gateway();
@@ -158,7 +160,8 @@ pub async fn serve(
     let app = Router::new()
         .nest_service("/mcp", service)
         .layer(middleware::from_fn_with_state(cap, limit_sessions))
-        .merge(probes);
+        .merge(probes)
+        .layer(middleware::from_fn_with_state((access, Face::Mcp), access::enforce));
     eprintln!("toolgate MCP over Streamable HTTP at http://{addr}/mcp");
     let stopping = CancellationToken::new();
     let server = edge::serve(listener, app, connections.within_file_limit(), stopping.clone());
