@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::catalogue::SourceSpec;
 use crate::catalogue::source::api_base;
+use crate::edge::Connections;
 use crate::exec::Execution;
 use crate::exec::js::FetchAllow;
 use crate::limits::Limits;
@@ -46,6 +47,14 @@ pub struct Config {
     pub fetch_allow: FetchAllow,
     /// MCP over Streamable HTTP instead of stdio (`--http`), when asked for.
     pub http: Option<HttpSettings>,
+    /// Connection caps and timeouts of both HTTP servers (`--http`, `catalogue serve`).
+    pub connections: Connections,
+    /// The keys file of both HTTP servers (`TOOLGATE_KEYS_FILE`), read when a server
+    /// starts. By default, none: every caller is anonymous.
+    pub keys_file: Option<PathBuf>,
+    /// Whether callers without a key are served (`--allow-anonymous`): needed to serve
+    /// a non-loopback address without a keys file.
+    pub allow_anonymous: bool,
     /// The `mcpServers` file of upstream MCP servers (`TOOLGATE_UPSTREAMS`), read when
     /// the server starts. By default, none.
     pub upstreams: Option<upstream::Source>,
@@ -106,6 +115,16 @@ pub struct Raw {
     pub http_session_idle_ms: u64,
     /// `TOOLGATE_HTTP_MAX_SESSIONS`.
     pub http_max_sessions: u64,
+    /// `TOOLGATE_HTTP_MAX_CONNECTIONS`.
+    pub http_max_connections: u64,
+    /// `TOOLGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS`.
+    pub http_max_connections_per_address: u64,
+    /// `TOOLGATE_HTTP_HEADER_TIMEOUT_MS`.
+    pub http_header_timeout_ms: u64,
+    /// `TOOLGATE_KEYS_FILE`.
+    pub keys_file: Option<PathBuf>,
+    /// `TOOLGATE_ALLOW_ANONYMOUS`.
+    pub allow_anonymous: bool,
     /// `TOOLGATE_UPSTREAMS`.
     pub upstreams: Option<PathBuf>,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
@@ -128,6 +147,11 @@ const JS_CONCURRENT_RUNS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_024;
 const JS_TOTAL_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=1_048_576;
 /// Accepted range of `TOOLGATE_UPSTREAM_PING_MS`.
 const UPSTREAM_PING_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
+/// Accepted range of `TOOLGATE_HTTP_MAX_CONNECTIONS` and
+/// `TOOLGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS`.
+const MAX_CONNECTIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000_000;
+/// Accepted range of `TOOLGATE_HTTP_HEADER_TIMEOUT_MS`: 100 ms to an hour.
+const HEADER_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=3_600_000;
 /// Accepted range of `TOOLGATE_JS_HEAP_MB`.
 const JS_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=16_384;
 
@@ -178,6 +202,26 @@ impl Config {
             raw.upstream_ping_ms,
             UPSTREAM_PING_MS_RANGE,
         )?;
+        check_range(
+            "TOOLGATE_HTTP_MAX_CONNECTIONS",
+            raw.http_max_connections,
+            MAX_CONNECTIONS_RANGE,
+        )?;
+        check_range(
+            "TOOLGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS",
+            raw.http_max_connections_per_address,
+            MAX_CONNECTIONS_RANGE,
+        )?;
+        check_range(
+            "TOOLGATE_HTTP_HEADER_TIMEOUT_MS",
+            raw.http_header_timeout_ms,
+            HEADER_TIMEOUT_MS_RANGE,
+        )?;
+        let connections = Connections {
+            max: usize::try_from(raw.http_max_connections).unwrap_or(usize::MAX),
+            per_address: usize::try_from(raw.http_max_connections_per_address).unwrap_or(usize::MAX),
+            header_timeout: Duration::from_millis(raw.http_header_timeout_ms),
+        };
         let fetch_allow = FetchAllow::parse(&raw.fetch_allow)?;
         let http = match raw.http.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
             Some(listen) => Some(HttpSettings::parse(
@@ -221,6 +265,9 @@ impl Config {
             limits,
             fetch_allow,
             http,
+            connections,
+            keys_file: raw.keys_file.filter(|p| !p.as_os_str().is_empty()),
+            allow_anonymous: raw.allow_anonymous,
             upstreams: raw
                 .upstreams
                 .filter(|p| !p.as_os_str().is_empty())
@@ -288,6 +335,9 @@ mod tests {
             js_total_heap_mb: 2048,
             nyx_concurrent_runs: 4,
             upstream_ping_ms: 15_000,
+            http_max_connections: 1_024,
+            http_max_connections_per_address: 128,
+            http_header_timeout_ms: 10_000,
             ..Raw::default()
         }
     }

@@ -5,11 +5,13 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod access;
 pub mod api;
 pub mod backchannel;
 pub mod catalogue;
 pub mod commands;
 pub mod config;
+pub mod edge;
 pub mod error;
 pub mod exec;
 pub mod gateway;

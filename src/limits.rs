@@ -149,6 +149,47 @@ pub const HTTP_SESSION_RETRY_AFTER: Duration = Duration::from_secs(5);
 /// Keep-alive interval of the SSE streams, so proxies do not close idle ones.
 pub const HTTP_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// Connections both HTTP servers (`--http`, `catalogue serve`) hold at once; one beyond
+/// it is answered 503 and closed. Below the process's file limit (raised to its hard
+/// limit at start; the cap is lowered with a warning if even that is too small).
+/// `TOOLGATE_HTTP_MAX_CONNECTIONS`.
+pub const HTTP_MAX_CONNECTIONS: usize = 1_024;
+
+/// Connections one client address may hold at once, so one client cannot take every
+/// connection (1,100 idle connections from one client once took `catalogue serve`
+/// down). `TOOLGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS`.
+pub const HTTP_MAX_CONNECTIONS_PER_ADDRESS: usize = 128;
+
+/// How long a connection may take to send a request's head, counted from when it
+/// opened or finished its previous answer: the header-read timeout and, since the
+/// count starts again after each answer, the idle timeout of a kept-alive connection.
+/// `TOOLGATE_HTTP_HEADER_TIMEOUT_MS`.
+pub const HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// File descriptors kept free of HTTP connections (JavaScript workers' pipes, upstream
+/// children, the catalogue folder) when the connection cap is checked against the
+/// process's file limit.
+pub const HTTP_FD_RESERVE: u64 = 256;
+
+/// `Retry-After` of the 503 sent to a connection over the caps.
+pub const HTTP_CONNECTION_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// How long `/readyz` waits for the catalogue snapshot before answering 503.
+pub const READY_WAIT: Duration = Duration::from_millis(500);
+
+/// Random bytes in a key made by `toolgate keys new` (shown as hex after `tg_`).
+pub const KEY_BYTES: usize = 32;
+
+/// Calls a minute a key may make unless its entry says otherwise.
+pub const KEY_PER_MINUTE: u32 = 600;
+
+/// Calls a minute an anonymous caller (one client address) may make: the NexusBloom
+/// seed's free tier.
+pub const ANONYMOUS_PER_MINUTE: u32 = 30;
+
+/// How often the keys file is checked for a change (SIGHUP reads it at once).
+pub const KEYS_POLL: Duration = Duration::from_secs(2);
+
 /// At SIGTERM/SIGINT the HTTP server stops accepting and gives running calls this long
 /// to answer before it ends every session (cancelling what still runs).
 pub const HTTP_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -165,6 +206,14 @@ pub const API_BODY_BYTES: usize = 64 * 1024 * 1024;
 
 /// Largest `{"params": ...}` body the catalogue server accepts, in bytes.
 pub const RUN_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// Brotli quality of the precompressed `/api/tools` answer (0–11). Built once per
+/// snapshot: 9 costs a few milliseconds for the embedded list and is within a few per
+/// cent of 11's size, which costs ten times as long.
+pub const LIST_BROTLI_QUALITY: u32 = 9;
+
+/// Brotli window (log2 bytes) of the precompressed `/api/tools` answer.
+pub const LIST_BROTLI_WINDOW: u32 = 22;
 
 /// Under `TOOLGATE_ADVERTISE=auto`, the most bytes `tools/list` spends on tools (the
 /// meta-tool, runtime tools and as many catalogue tools as fit), serialised: 24 KiB, about

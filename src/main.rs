@@ -117,6 +117,24 @@ struct Cli {
     /// Over HTTP, MCP sessions alive at once; a new one beyond this is answered 503.
     #[arg(long, env = "TOOLGATE_HTTP_MAX_SESSIONS", global = true, default_value_t = limits::HTTP_MAX_SESSIONS as u64)]
     http_max_sessions: u64,
+    /// Both HTTP servers: connections held at once; one beyond is answered 503.
+    #[arg(long, env = "TOOLGATE_HTTP_MAX_CONNECTIONS", global = true, default_value_t = limits::HTTP_MAX_CONNECTIONS as u64)]
+    http_max_connections: u64,
+    /// Both HTTP servers: connections one client address may hold at once.
+    #[arg(long, env = "TOOLGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS", global = true, default_value_t = limits::HTTP_MAX_CONNECTIONS_PER_ADDRESS as u64)]
+    http_max_connections_per_address: u64,
+    /// Both HTTP servers: time allowed to send a request head (and to idle between
+    /// requests on a kept-alive connection), in milliseconds.
+    #[arg(long, env = "TOOLGATE_HTTP_HEADER_TIMEOUT_MS", global = true, default_value_t = limits::HTTP_HEADER_TIMEOUT.as_millis() as u64)]
+    http_header_timeout_ms: u64,
+    /// Both HTTP servers: the keys file (`toolgate keys new` writes it). Without one,
+    /// every caller is anonymous.
+    #[arg(long, env = "TOOLGATE_KEYS_FILE", global = true)]
+    keys_file: Option<PathBuf>,
+    /// Both HTTP servers: serve callers without a key (30 calls a minute per address);
+    /// needed to serve a non-loopback address without a keys file.
+    #[arg(long, env = "TOOLGATE_ALLOW_ANONYMOUS", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
+    allow_anonymous: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -127,6 +145,28 @@ enum Command {
     Catalogue {
         #[command(subcommand)]
         command: CatalogueCommand,
+    },
+    /// Manage the API keys of the HTTP servers.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Append a new key to a keys file (created if missing; only the key's SHA-256 is
+    /// stored) and print the key once, alone, on stdout.
+    New {
+        /// What the key may do, comma-separated: search, run, runtimes, admin.
+        #[arg(long)]
+        scopes: String,
+        /// The key's id, shown in logs and history in place of the key (default key-N).
+        #[arg(long)]
+        id: Option<String>,
+        /// The keys file.
+        #[arg(long)]
+        file: PathBuf,
     },
 }
 
@@ -203,6 +243,15 @@ fn fail(message: &str) -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
+    if let Some(Command::Keys {
+        command: KeysCommand::New { scopes, id, file },
+    }) = &cli.command
+    {
+        let scopes = toolgate::access::Scope::parse_list(scopes).map_err(|e| format!("--scopes: {e}"))?;
+        let key = toolgate::access::keys::append(file, scopes, id.clone())?;
+        println!("{key}");
+        return Ok(());
+    }
     let raw = Raw {
         catalogue: cli.catalogue,
         api_url: cli.api_url,
@@ -229,6 +278,11 @@ async fn run(cli: Cli) -> Result<(), String> {
         http_allowed_origins: cli.http_allowed_origins,
         http_session_idle_ms: cli.http_session_idle_ms,
         http_max_sessions: cli.http_max_sessions,
+        http_max_connections: cli.http_max_connections,
+        http_max_connections_per_address: cli.http_max_connections_per_address,
+        http_header_timeout_ms: cli.http_header_timeout_ms,
+        keys_file: cli.keys_file,
+        allow_anonymous: cli.allow_anonymous,
         upstreams: cli.upstreams,
         upstream_ping_ms: cli.upstream_ping_ms,
     };
@@ -254,9 +308,11 @@ async fn run(cli: Cli) -> Result<(), String> {
                 Some(dir) => config.source = SourceSpec::Dir(dir),
                 None => config.choose_source(source.as_deref())?,
             }
+            let access = access(&config, &listen)?;
             let gateway = gateway(&config, true, None)?;
-            toolgate::operator::serve(gateway, &listen).await
+            toolgate::operator::serve(gateway, &listen, config.connections, access, terminated()).await
         }
+        Some(Command::Keys { .. }) => Ok(()),
         Some(Command::Catalogue {
             command:
                 CatalogueCommand::Eval {
@@ -330,7 +386,13 @@ async fn run(cli: Cli) -> Result<(), String> {
             let served = match &config.http {
                 // Over HTTP, SIGTERM and SIGINT stop new connections and give running
                 // calls a grace before every session ends.
-                Some(settings) => toolgate::transport::http::serve(handler, settings, terminated()).await,
+                Some(settings) => match access(&config, &settings.listen) {
+                    Ok(access) => {
+                        toolgate::transport::http::serve(handler, settings, config.connections, access, terminated())
+                            .await
+                    }
+                    Err(e) => Err(e),
+                },
                 // SIGTERM and SIGINT end the session like a closed stdin, so the cleanup
                 // below runs instead of the process dying with children left behind.
                 None => tokio::select! {
@@ -411,6 +473,16 @@ fn eval(snapshot: &toolgate::catalogue::Snapshot, text: &str, show_misses: usize
             report.bad_lines.len()
         ))
     }
+}
+
+/// The access rule of an HTTP server listening on `listen`: the keys file read (and
+/// watched), and a refusal to serve a non-loopback address to anonymous callers unless
+/// the operator asked for it.
+fn access(config: &Config, listen: &str) -> Result<toolgate::access::Access, String> {
+    let access = toolgate::access::Access::open(config.keys_file.as_deref(), config.allow_anonymous)?;
+    access.check_exposure(listen)?;
+    access.watch();
+    Ok(access)
 }
 
 /// The gateway `config` describes, with `upstreams` joined to its catalogue; `serving`

@@ -3,6 +3,7 @@
 
 mod util;
 
+mod access;
 mod batch;
 mod catalogue_api;
 mod catalogue_check;
@@ -24,6 +25,7 @@ mod mcp_surface;
 mod nyxilum;
 mod nyxilum_repl;
 mod one_path;
+mod operator;
 mod prompts;
 mod resources;
 mod run_javascript;

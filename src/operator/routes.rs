@@ -1,26 +1,40 @@
 //! The routes of the catalogue API and their answers.
 
-use std::hash::{Hash, Hasher};
+use std::future::Future;
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::access::{self, Access, Face};
 use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
 use crate::catalogue::Snapshot;
+use crate::edge::{self, Connections, probes};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway};
 use crate::limits::RUN_BODY_BYTES;
+use crate::operator::listing::Listings;
 use crate::registry::Entry;
 use tokio_util::sync::CancellationToken;
 
+/// What every route reads: the gateway and the list answer kept for its snapshot.
+#[derive(Debug, Clone)]
+struct Api {
+    gateway: Arc<Gateway>,
+    listings: Arc<Listings>,
+}
+
 /// The API's routes over `gateway`.
 pub fn router(gateway: Arc<Gateway>) -> Router {
+    let api = Api {
+        gateway,
+        listings: Arc::new(Listings::default()),
+    };
     Router::new()
         .route("/api/health", get(health))
         .route("/api/tools", get(list))
@@ -28,12 +42,19 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/api/tools/{slug}/source", get(source))
         .route("/api/tools/{slug}/run", post(run))
         .layer(DefaultBodyLimit::max(RUN_BODY_BYTES))
-        .with_state(gateway)
+        .with_state(api)
 }
 
 /// Binds `listen`, announces the bound address on stderr (tests and scripts read it from
-/// there when they asked for port 0), and serves until the process ends.
-pub async fn serve(gateway: Arc<Gateway>, listen: &str) -> Result<(), String> {
+/// there when they asked for port 0), and serves under `connections` until `shutdown`
+/// resolves; connections then finish the answer in flight and close.
+pub async fn serve(
+    gateway: Arc<Gateway>,
+    listen: &str,
+    connections: Connections,
+    access: Access,
+    shutdown: impl Future<Output = &'static str> + Send + 'static,
+) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
@@ -41,22 +62,27 @@ pub async fn serve(gateway: Arc<Gateway>, listen: &str) -> Result<(), String> {
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     let tools = gateway.snapshot().await.map(|s| s.tools().len()).unwrap_or(0);
+    let app = router(gateway.clone())
+        .merge(probes::router(gateway))
+        .layer(axum::middleware::from_fn_with_state(
+            (access, Face::Catalogue),
+            access::enforce,
+        ));
     eprintln!("toolgate catalogue API serving {tools} tools at http://{addr}/api");
-    // As over MCP HTTP (`transport::http`): an answer written in parts must not wait for
-    // the client's delayed ACK.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
+    let stopping = CancellationToken::new();
+    let stop = stopping.clone();
+    tokio::spawn(async move {
+        let signal = shutdown.await;
+        tracing::debug!("{signal}: no new connections");
+        stop.cancel();
     });
-    axum::serve(listener, router(gateway))
-        .await
-        .map_err(|e| format!("the catalogue API stopped: {e}"))
+    edge::serve(listener, app, connections.within_file_limit(), stopping).await;
+    Ok(())
 }
 
-type Gw = State<Arc<Gateway>>;
+type Gw = State<Api>;
 
-async fn health(State(gw): Gw) -> Response {
+async fn health(State(Api { gateway: gw, .. }): Gw) -> Response {
     match gw.snapshot().await {
         Ok(s) => Json(Health {
             ok: true,
@@ -67,64 +93,26 @@ async fn health(State(gw): Gw) -> Response {
     }
 }
 
-async fn list(State(gw): Gw, headers: HeaderMap) -> Response {
-    let snapshot = match gw.snapshot().await {
+/// The list, its ETag and compressed copies made once per snapshot ([`Listings`]).
+async fn list(State(api): Gw, headers: HeaderMap) -> Response {
+    let snapshot = match api.gateway.snapshot().await {
         Ok(s) => s,
         Err(e) => return error(&e),
     };
-    let manifests: Vec<_> = snapshot.tools().iter().map(|t| &t.manifest).collect();
-    let mut doc = json!({ "tools": manifests });
-    // The catalogue's resources and prompts, when it has any, as the catalogue file
-    // format has them, so a toolgate reading this list serves them too.
-    let extras = snapshot.extras();
-    if !extras.is_empty() {
-        let resources: Vec<Value> = (extras.resources().iter().map(serde_json::to_value))
-            .chain(extras.templates().iter().map(serde_json::to_value))
-            .filter_map(Result::ok)
-            .collect();
-        doc["resources"] = json!(resources);
-        doc["prompts"] = json!(extras.prompts());
+    match api.listings.of(&snapshot).await {
+        Ok(listing) => listing.answer(&headers),
+        Err(e) => error(&e),
     }
-    let body = match serde_json::to_vec(&doc) {
-        Ok(b) => b,
-        Err(e) => return error(&Error::Internal(e.to_string())),
-    };
-    let etag = etag_of(&body);
-    let matches = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
-    let tag = HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"0\""));
-    if matches {
-        return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
-    }
-    (
-        StatusCode::OK,
-        [
-            (header::ETAG, tag),
-            (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
-        ],
-        body,
-    )
-        .into_response()
 }
 
-/// A strong ETag of the list body. SipHash with fixed keys: stable for one build, which
-/// is all a cache validator needs.
-fn etag_of(body: &[u8]) -> String {
-    let mut h = std::hash::DefaultHasher::new();
-    body.hash(&mut h);
-    format!("\"{:016x}-{}\"", h.finish(), body.len())
-}
-
-async fn manifest(State(gw): Gw, Path(slug): Path<String>) -> Response {
+async fn manifest(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>) -> Response {
     match exact(&gw, &slug).await {
         Ok((snapshot, i)) => Json(&snapshot.tools()[i].manifest).into_response(),
         Err(e) => error(&e),
     }
 }
 
-async fn source(State(gw): Gw, Path(slug): Path<String>) -> Response {
+async fn source(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>) -> Response {
     let (snapshot, i) = match exact(&gw, &slug).await {
         Ok(found) => found,
         Err(e) => return error(&e),
@@ -143,7 +131,7 @@ async fn source(State(gw): Gw, Path(slug): Path<String>) -> Response {
     }
 }
 
-async fn run(State(gw): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
+async fn run(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
     let request: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
         RunRequest { params: json!({}) }
     } else {

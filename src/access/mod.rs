@@ -1,0 +1,343 @@
+//! Who may call what, the same in front of both HTTP faces: API keys from a keys file
+//! (`keys.rs`), the principal each request acts as, and one axum middleware that
+//! refuses a request without the scope its route needs.
+//!
+//! A request names its key as `Authorization: Bearer KEY`. With no keys file, every
+//! caller is anonymous (allowed on loopback, or anywhere with `--allow-anonymous`);
+//! with one, a request without a key is anonymous only if `--allow-anonymous` is given,
+//! else 401, and an unknown key is 401 either way. Anonymous callers may search and run
+//! catalogue tools. On `catalogue serve` listing and schemas need `search`, a run or a
+//! tool's source needs `run`; on `--http` any valid key admits a request to `/mcp` (per
+//! tool scopes there are a later step). Probes and `/api/health` are open.
+//!
+//! The keys file is read again when it changes (checked every [`KEYS_POLL`]) or on
+//! SIGHUP; a file that no longer reads keeps the keys in force, said on stderr. Nothing
+//! of a session is tied to a key, so a reload drops none.
+
+pub mod keys;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::SystemTime;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::api::ErrorBody;
+use crate::limits::{ANONYMOUS_PER_MINUTE, KEYS_POLL};
+pub use keys::{Key, Keys, Scope};
+
+/// Which face a request arrived on: each has its own rule for the scope a route needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Face {
+    /// `catalogue serve`.
+    Catalogue,
+    /// `--http` (MCP at `/mcp`).
+    Mcp,
+}
+
+/// The principal a request acts as, in its extensions once admitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The key's id, or `anonymous`; never the key.
+    pub id: Arc<str>,
+    /// What it may do.
+    pub scopes: Vec<Scope>,
+    /// Calls a minute it may make.
+    pub per_minute: u32,
+    /// Returns true if and only if no key was presented.
+    pub anonymous: bool,
+    /// The client's address (anonymous callers are told apart by it).
+    pub address: Option<std::net::IpAddr>,
+}
+
+impl Principal {
+    /// Returns true if and only if this principal holds `scope`.
+    pub fn may(&self, scope: Scope) -> bool {
+        self.scopes.contains(&scope)
+    }
+}
+
+/// The keys in force and the rule for callers without one. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Access {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    file: Option<PathBuf>,
+    keys: RwLock<Arc<Keys>>,
+    allow_anonymous: bool,
+}
+
+impl Access {
+    /// Reads the keys file at `file`, when one is named; `allow_anonymous` admits callers
+    /// without a key.
+    pub fn open(file: Option<&Path>, allow_anonymous: bool) -> Result<Access, String> {
+        let keys = match file {
+            Some(path) => Keys::read(path)?,
+            None => Keys::default(),
+        };
+        Ok(Access {
+            inner: Arc::new(Inner {
+                file: file.map(Path::to_path_buf),
+                keys: RwLock::new(Arc::new(keys)),
+                allow_anonymous,
+            }),
+        })
+    }
+
+    /// Returns true if and only if callers are authenticated (a keys file is in force).
+    pub fn is_configured(&self) -> bool {
+        self.inner.file.is_some()
+    }
+
+    /// Refuses, with the reason, to serve anonymous callers on `listen` when it is not a
+    /// loopback address and neither keys nor `--allow-anonymous` were given.
+    pub fn check_exposure(&self, listen: &str) -> Result<(), String> {
+        if self.is_configured() || self.inner.allow_anonymous || is_loopback(listen) {
+            return Ok(());
+        }
+        Err(format!(
+            "refusing to serve {listen} without authentication: it is not a loopback address, so anyone who can reach it could run code here. Name a keys file (TOOLGATE_KEYS_FILE; `toolgate keys new` makes one) or pass --allow-anonymous to serve anonymous callers on purpose"
+        ))
+    }
+
+    /// Re-reads the keys file when it changes or on SIGHUP, for as long as the process
+    /// runs. Without a keys file, does nothing.
+    pub fn watch(&self) {
+        let Some(path) = self.inner.file.clone() else { return };
+        let access = self.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut hangup = signal(SignalKind::hangup()).ok();
+            let mut seen = stamp(&path);
+            let mut every = tokio::time::interval(KEYS_POLL);
+            loop {
+                let hup = async {
+                    match hangup.as_mut() {
+                        Some(h) => h.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    _ = hup => {}
+                    _ = every.tick() => {
+                        let now = stamp(&path);
+                        if now == seen {
+                            continue;
+                        }
+                        seen = now;
+                    }
+                }
+                access.reload(&path);
+            }
+        });
+    }
+
+    fn reload(&self, path: &Path) {
+        match Keys::read(path) {
+            Ok(keys) => {
+                tracing::info!("keys file {} read again: {} keys", path.display(), keys.keys.len());
+                *self.inner.keys.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(keys);
+            }
+            Err(e) => tracing::warn!("{e}; the keys read before stay in force"),
+        }
+    }
+
+    /// Who `request` acts as: `Ok(None)` when anonymous callers are not admitted and it
+    /// named no key, `Err` for a key this server does not know.
+    fn principal(&self, request: &Request) -> Result<Option<Principal>, ()> {
+        let address = request
+            .extensions()
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        let bearer = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+            .map(str::trim);
+        match bearer {
+            Some(presented) if self.is_configured() => {
+                let keys = self.inner.keys.read().unwrap_or_else(|p| p.into_inner()).clone();
+                let key = keys.find(presented).ok_or(())?;
+                Ok(Some(Principal {
+                    id: Arc::from(key.id.as_str()),
+                    scopes: key.scopes.clone(),
+                    per_minute: key.per_minute,
+                    anonymous: false,
+                    address,
+                }))
+            }
+            _ if self.is_configured() && !self.inner.allow_anonymous => Ok(None),
+            _ => Ok(Some(Principal {
+                id: Arc::from("anonymous"),
+                scopes: vec![Scope::Search, Scope::Run],
+                per_minute: ANONYMOUS_PER_MINUTE,
+                anonymous: true,
+                address,
+            })),
+        }
+    }
+}
+
+/// What a route needs on `face`: `None` for routes open to everyone (probes, health).
+fn needs(face: Face, method: &Method, path: &str) -> Option<Need> {
+    if matches!(path, "/healthz" | "/readyz" | "/api/health") {
+        return None;
+    }
+    Some(match face {
+        Face::Mcp => Need::Anyone,
+        Face::Catalogue if *method == Method::POST || path.ends_with("/source") => Need::Scope(Scope::Run),
+        Face::Catalogue => Need::Scope(Scope::Search),
+    })
+}
+
+/// What a route asks of its caller.
+#[derive(Debug, Clone, Copy)]
+enum Need {
+    /// Any admitted principal.
+    Anyone,
+    /// A principal holding this scope.
+    Scope(Scope),
+}
+
+/// The middleware: admits `request` as its principal (put in its extensions) or answers
+/// 401/403 with the DESIGN §6 error body.
+pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: Request, next: Next) -> Response {
+    let Some(need) = needs(face, request.method(), request.uri().path()) else {
+        return next.run(request).await;
+    };
+    let principal = match access.principal(&request) {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                "UNAUTHORIZED",
+                "this server needs an API key: send Authorization: Bearer KEY",
+            );
+        }
+        Err(()) => {
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                "UNAUTHORIZED",
+                "the API key is not known to this server",
+            );
+        }
+    };
+    if let Need::Scope(scope) = need
+        && !principal.may(scope)
+    {
+        let message = format!(
+            "the key \"{}\" lacks the scope \"{}\" this call needs",
+            principal.id,
+            scope.name()
+        );
+        return refuse(StatusCode::FORBIDDEN, "FORBIDDEN", &message);
+    }
+    request.extensions_mut().insert(principal);
+    next.run(request).await
+}
+
+fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = ErrorBody {
+        success: false,
+        error: message.to_owned(),
+        code: code.to_owned(),
+        retryable: false,
+        candidates: Vec::new(),
+        runtime: None,
+    };
+    let mut answer = (status, axum::Json(body)).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        answer.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"toolgate\""),
+        );
+    }
+    answer
+}
+
+/// Returns true if and only if `listen` (`host:port`) names a loopback host.
+fn is_loopback(listen: &str) -> bool {
+    let host = listen.rsplit_once(':').map_or(listen, |(h, _)| h);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The file's modification time and length, to tell a change.
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_addresses_are_told_from_the_rest() {
+        for listen in ["127.0.0.1:0", "localhost:8080", "[::1]:8765", "127.5.6.7:1"] {
+            assert!(is_loopback(listen), "{listen}");
+        }
+        for listen in ["0.0.0.0:8080", "[::]:1", "10.0.0.1:80", "example.com:80"] {
+            assert!(!is_loopback(listen), "{listen}");
+        }
+        let open = Access::open(None, false).unwrap();
+        assert!(open.check_exposure("127.0.0.1:1").is_ok());
+        let refused = open.check_exposure("0.0.0.0:1").unwrap_err();
+        assert!(
+            refused.contains("--allow-anonymous") && refused.contains("TOOLGATE_KEYS_FILE"),
+            "{refused}"
+        );
+        assert!(Access::open(None, true).unwrap().check_exposure("0.0.0.0:1").is_ok());
+    }
+
+    #[test]
+    fn a_reload_admits_a_key_added_since_and_a_broken_file_keeps_the_old_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys.json");
+        let first = keys::append(&path, vec![Scope::Run], Some("a".into())).unwrap();
+        let access = Access::open(Some(&path), false).unwrap();
+        let lookup = |key: &str| {
+            let request = Request::builder()
+                .header(header::AUTHORIZATION, format!("Bearer {key}"))
+                .body(axum::body::Body::empty())
+                .unwrap();
+            access.principal(&request).ok().flatten().map(|p| p.id.to_string())
+        };
+        let second = keys::append(&path, vec![Scope::Search], Some("b".into())).unwrap();
+        assert_eq!(lookup(&second), None, "not read yet");
+        access.reload(&path);
+        assert_eq!(lookup(&first).as_deref(), Some("a"));
+        assert_eq!(lookup(&second).as_deref(), Some("b"));
+        std::fs::write(&path, "not json").unwrap();
+        access.reload(&path);
+        assert_eq!(lookup(&second).as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn routes_need_the_scope_of_what_they_do() {
+        let need = |face, method: Method, path| needs(face, &method, path).map(|n| format!("{n:?}"));
+        assert_eq!(need(Face::Catalogue, Method::GET, "/api/health"), None);
+        assert_eq!(
+            need(Face::Catalogue, Method::GET, "/api/tools").as_deref(),
+            Some("Scope(Search)")
+        );
+        assert_eq!(
+            need(Face::Catalogue, Method::GET, "/api/tools/x/source").as_deref(),
+            Some("Scope(Run)")
+        );
+        assert_eq!(
+            need(Face::Catalogue, Method::POST, "/api/tools/x/run").as_deref(),
+            Some("Scope(Run)")
+        );
+        assert_eq!(need(Face::Mcp, Method::POST, "/mcp").as_deref(), Some("Anyone"));
+        assert_eq!(need(Face::Mcp, Method::GET, "/readyz"), None);
+    }
+}
