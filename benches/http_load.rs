@@ -62,6 +62,41 @@ fn rss_mib(pid: u32) -> f64 {
     kib / 1024.0
 }
 
+/// CPU seconds used so far by the server itself, and by its children (reaped ones, as
+/// the kernel adds them to the server, plus live descendants: the JavaScript workers).
+fn cpu_seconds(pid: u32) -> (f64, f64) {
+    // SAFETY: sysconf reads a constant of the running system.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let fields = |p: u32| -> Vec<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        // After the command name (which may hold spaces) come the fields from `state` on.
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        rest.split_whitespace().map(|f| f.parse().unwrap_or(0.0)).collect()
+    };
+    let own = fields(pid);
+    let get = |v: &Vec<f64>, i: usize| v.get(i).copied().unwrap_or(0.0) / tick;
+    // Indexes from `state` (field 3): utime 14, stime 15, cutime 16, cstime 17.
+    let (server, mut children) = (get(&own, 11) + get(&own, 12), get(&own, 13) + get(&own, 14));
+    let mut stack = vec![pid];
+    while let Some(p) = stack.pop() {
+        // Each thread lists the children it started.
+        let threads = std::fs::read_dir(format!("/proc/{p}/task"))
+            .into_iter()
+            .flatten()
+            .flatten();
+        let kids: String = threads
+            .map(|t| std::fs::read_to_string(t.path().join("children")).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(" ");
+        for kid in kids.split_whitespace().filter_map(|k| k.parse::<u32>().ok()) {
+            let f = fields(kid);
+            children += get(&f, 11) + get(&f, 12);
+            stack.push(kid);
+        }
+    }
+    (server, children)
+}
+
 struct Session {
     http: reqwest::Client,
     url: String,
@@ -133,6 +168,7 @@ async fn load(url: &str, pid: u32, label: &str, method: &str, params: Value, ses
         }
     }
     let before = rss_mib(pid);
+    let cpu_before = cpu_seconds(pid);
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for mut session in opened {
@@ -155,6 +191,7 @@ async fn load(url: &str, pid: u32, label: &str, method: &str, params: Value, ses
     let at20 = rss_mib(pid);
     at(seconds).await;
     let at_end = rss_mib(pid);
+    let cpu_after = cpu_seconds(pid);
     stop.store(true, Ordering::Relaxed);
     let (mut all, mut failed) = (Vec::new(), 0);
     for task in tasks {
@@ -172,11 +209,15 @@ async fn load(url: &str, pid: u32, label: &str, method: &str, params: Value, ses
             .copied()
     };
     let ms = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1000.0);
+    // CPU per answered call (calls answered up to the second reading, near enough).
+    let per_call = |used: f64| used * 1000.0 / (all.len().max(1) as f64);
     println!(
-        "| {label} | {:.0} | {:.2} ms | {:.2} ms | {failed} | {before:.0} / {at20:.0} / {at_end:.0} / {after:.0} MiB |",
+        "| {label} | {:.0} | {:.2} ms | {:.2} ms | {failed} | {before:.0} / {at20:.0} / {at_end:.0} / {after:.0} MiB | {:.3} / {:.3} ms |",
         all.len() as f64 / elapsed,
         ms(pick(0.5)),
         ms(pick(0.99)),
+        per_call(cpu_after.0 - cpu_before.0),
+        per_call(cpu_after.1 - cpu_before.1),
     );
 }
 
@@ -191,8 +232,10 @@ fn main() {
         let Some((child, url)) = start().await else { return };
         let Some(pid) = child.id() else { return };
         println!("{sessions} sessions, {seconds} s per call, {}", program());
-        println!("| call | calls/s | p50 | p99 | failed | RSS before / at 20 s / at end / after |");
-        println!("|---|---|---|---|---|---|");
+        println!(
+            "| call | calls/s | p50 | p99 | failed | RSS before / at 20 s / at end / after | CPU per call: server / workers |"
+        );
+        println!("|---|---|---|---|---|---|---|");
         let calls = std::env::var("TOOLGATE_LOAD_CALLS").unwrap_or_else(|_| "ping,tool,js".to_owned());
         let wanted = |kind: &str| calls.split(',').any(|c| c.trim() == kind);
         if wanted("ping") {
