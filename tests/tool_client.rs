@@ -345,3 +345,24 @@ async fn timers_fire_in_order_and_cleared_ones_never_do() {
         "{r:?}"
     );
 }
+
+#[tokio::test]
+async fn a_run_outside_an_mcp_call_is_told_it_has_no_client_to_ask() {
+    let catalogue = std::path::PathBuf::from(fixtures());
+    let server = crate::util::CatalogueServer::start(&catalogue).await;
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{}/api/tools/test_sampling/run", server.host))
+        .json(&json!({"params": {"prompt": "hi"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["success"], false, "{answer}");
+    assert_eq!(answer["code"], "EXECUTION_ERROR", "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("no MCP client to ask"),
+        "{answer}"
+    );
+}

@@ -297,30 +297,23 @@ impl Js {
                     }
                     Some((FromWorker::Note { run: r, note }, _)) if r == run && stopped.is_none() => notes.send(note),
                     Some((FromWorker::Ask { run: r, id, ask, params }, _)) if r == run && stopped.is_none() => {
-                        match (&channel, asks.len() < CLIENT_ASKS_IN_FLIGHT) {
+                        let refused = match (&channel, asks.len() < CLIENT_ASKS_IN_FLIGHT) {
                             (Some(channel), true) => {
                                 let asked = channel.ask(ask, params);
                                 asks.push(Box::pin(async move {
                                     (id, asked.await.map_err(|m| Failure::named("McpError", m)))
                                 }));
+                                None
                             }
-                            (None, _) => {
-                                let reply = Err(Failure::type_error(format!(
-                                    "{}: this run has no MCP client to ask (it was not started by an MCP tool call)",
-                                    ask.method()
-                                )));
-                                if !worker.send(&ToWorker::Answered { run, id, reply }, &[]).await {
-                                    return self.lost(worker, stopped).await;
-                                }
-                            }
-                            (Some(_), false) => {
-                                let reply = Err(Failure::type_error(format!(
-                                    "{}: a run may have at most {CLIENT_ASKS_IN_FLIGHT} requests waiting on its client",
-                                    ask.method()
-                                )));
-                                if !worker.send(&ToWorker::Answered { run, id, reply }, &[]).await {
-                                    return self.lost(worker, stopped).await;
-                                }
+                            (None, _) => Some("this run has no MCP client to ask (it was not started by an MCP tool call)".to_owned()),
+                            (Some(_), false) => Some(format!(
+                                "a run may have at most {CLIENT_ASKS_IN_FLIGHT} requests waiting on its client"
+                            )),
+                        };
+                        if let Some(why) = refused {
+                            let reply = Err(Failure::type_error(format!("{}: {why}", ask.method())));
+                            if !worker.send(&ToWorker::Answered { run, id, reply }, &[]).await {
+                                return self.lost(worker, stopped).await;
                             }
                         }
                     }
