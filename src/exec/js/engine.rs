@@ -47,18 +47,29 @@ pub struct JsLimits {
 const PRELUDE: &str = include_str!("prelude.js");
 
 /// The web shims' installer (fetch, Headers, Response, AbortController, TextEncoder,
-/// TextDecoder), evaluated after the console.
+/// TextDecoder), evaluated on a run's first use of one of them (`client.js`).
 const WEB: &str = include_str!("web.js");
 
-/// The timers' and `mcp`'s installer, evaluated after the web shims.
+/// The timers' and `mcp`'s installer, evaluated after the console; it also stands in for
+/// the web shims until one is used.
 const CLIENT: &str = include_str!("client.js");
 
-/// The module holding the installers, named so traces show where a prelude fault is.
+/// The module holding the console and client installers, named so traces show where a
+/// prelude fault is.
 const BOOT_NAME: &str = "toolgate:boot";
+
+/// The module holding the web shims' installer.
+const WEB_NAME: &str = "toolgate:web";
 
 /// Both installers compiled to QuickJS bytecode once per process: parsing them costs
 /// ~1 ms per engine here, reading the bytecode ~0.1 ms.
 static BOOT: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+
+/// The web shims' installer as bytecode, compiled once per process on first use. Kept
+/// out of the boot module because most runs never fetch: reading, running and later
+/// freeing the shims was about a sixth of a catalogue tool run's CPU in the worker
+/// (`perf`, `base64-codec` under load, 2026-12-01).
+static WEB_CODE: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
 
 /// The console's value formatter, kept where only the host can reach it.
 #[derive(JsLifetime)]
@@ -157,32 +168,44 @@ impl Engine {
     }
 }
 
-/// The installers' bytecode, compiled in `ctx` the first time (any context of this
-/// process can read it).
-fn boot_bytecode(ctx: &Ctx<'_>) -> Result<&'static [u8], String> {
-    BOOT.get_or_init(|| {
-        let source =
-            format!("export const console = {PRELUDE};\nexport const web = {WEB};\nexport const client = {CLIENT};\n");
-        Module::declare(ctx.clone(), BOOT_NAME, source)
+/// `source` as module `name`'s bytecode, compiled in `ctx` the first time (any context
+/// of this process can read it).
+fn compiled(
+    ctx: &Ctx<'_>,
+    cell: &'static OnceLock<Result<Vec<u8>, String>>,
+    name: &str,
+    source: impl FnOnce() -> String,
+) -> Result<&'static [u8], String> {
+    cell.get_or_init(|| {
+        Module::declare(ctx.clone(), name, source())
             .catch(ctx)
             .map_err(|e| e.to_string())?
             .write(WriteOptions::default())
             .map_err(|e| e.to_string())
     })
     .as_deref()
-    .map_err(|e| format!("cannot compile the console and web shims: {e}"))
+    .map_err(|e| format!("cannot compile {name}: {e}"))
 }
 
-/// Loads the console and web installers and hands them the host's functions.
-fn install(ctx: &Ctx<'_>, state: Arc<RunState>, cap: usize, port: Arc<dyn Port>) -> Result<(), String> {
-    let bytecode = boot_bytecode(ctx)?;
+/// Loads and evaluates module bytecode written by [`compiled`]; its exports.
+fn evaluated<'js>(ctx: &Ctx<'js>, bytecode: &[u8]) -> Result<Module<'js, rquickjs::module::Evaluated>, String> {
     // SAFETY: the bytecode was written by this process's QuickJS from our own sources
-    // (above), never read from outside, so it is well formed for this engine.
+    // ([`compiled`]), never read from outside, so it is well formed for this engine.
     let module = unsafe { Module::load(ctx.clone(), bytecode) }
         .catch(ctx)
         .map_err(|e| e.to_string())?;
     let (module, done) = module.eval().catch(ctx).map_err(|e| e.to_string())?;
     done.finish::<()>().catch(ctx).map_err(|e| e.to_string())?;
+    Ok(module)
+}
+
+/// Loads the console and client installers and hands them the host's functions; the
+/// web shims' installer is handed over as `host.loadWeb`, for the first run that needs it.
+fn install<'js>(ctx: &Ctx<'js>, state: Arc<RunState>, cap: usize, port: Arc<dyn Port>) -> Result<(), String> {
+    let bytecode = compiled(ctx, &BOOT, BOOT_NAME, || {
+        format!("export const console = {PRELUDE};\nexport const client = {CLIENT};\n")
+    })?;
+    let module = evaluated(ctx, bytecode)?;
     let installer: Function = module.get("console").catch(ctx).map_err(|e| e.to_string())?;
     let write = Function::new(ctx.clone(), move |stream: i32, text: String| {
         state.with_captured(|captured| {
@@ -198,11 +221,15 @@ fn install(ctx: &Ctx<'_>, state: Arc<RunState>, cap: usize, port: Arc<dyn Port>)
     let inspect: Function = installer.call((write,)).catch(ctx).map_err(|e| e.to_string())?;
     ctx.store_userdata(Inspect(inspect))
         .map_err(|e| format!("cannot keep the formatter: {e}"))?;
-    let web: Function = module.get("web").catch(ctx).map_err(|e| e.to_string())?;
     let host = host::host(ctx, port).map_err(|e| e.to_string())?;
-    web.call::<_, ()>((host.clone(),))
-        .catch(ctx)
-        .map_err(|e| e.to_string())?;
+    let load_web = Function::new(ctx.clone(), |ctx: Ctx<'js>| -> rquickjs::Result<Function<'js>> {
+        let web = compiled(&ctx, &WEB_CODE, WEB_NAME, || format!("export const web = {WEB};\n"))
+            .and_then(|bytecode| evaluated(&ctx, bytecode))
+            .and_then(|module| module.get::<_, Function>("web").map_err(|e| e.to_string()));
+        web.map_err(|e| rquickjs::Exception::throw_internal(&ctx, &format!("cannot install the web shims: {e}")))
+    })
+    .map_err(|e| e.to_string())?;
+    host.set("loadWeb", load_web).map_err(|e| e.to_string())?;
     let client: Function = module.get("client").catch(ctx).map_err(|e| e.to_string())?;
     client.call::<_, ()>((host,)).catch(ctx).map_err(|e| e.to_string())?;
     Ok(())

@@ -232,4 +232,35 @@ mod tests {
             );
         }
     }
+
+    #[tokio::test]
+    async fn the_web_shims_install_on_first_use_and_behave_as_globals() {
+        let local = local();
+        let code = r#"
+            const before = Object.getOwnPropertyDescriptor(globalThis, "fetch");
+            const lazy = typeof before.get === "function";
+            const kinds = [typeof fetch, typeof Headers, typeof TextEncoder, typeof DOMException].join(",");
+            const after = Object.getOwnPropertyDescriptor(globalThis, "fetch");
+            const bytes = new TextEncoder().encode("hé").length;
+            const hidden = !Object.keys(globalThis).includes("fetch");
+            Response = 7;
+            return { lazy, kinds, installed: typeof after.value === "function", bytes, hidden, replaced: Response };
+        "#;
+        let (outcome, _) = run(&local, snippet(code), &CancellationToken::new()).await;
+        assert_eq!(
+            outcome.ok(),
+            Some(Some(serde_json::json!({
+                "lazy": true, "kinds": "function,function,function,function", "installed": true,
+                "bytes": 3, "hidden": true, "replaced": 7
+            })))
+        );
+        // An assignment before any use installs the shims first, then replaces the one.
+        let (outcome, _) = run(
+            &local,
+            snippet("fetch = 1; return [fetch, typeof Headers];"),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(outcome.ok(), Some(Some(serde_json::json!([1, "function"]))));
+    }
 }
