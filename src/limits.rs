@@ -178,6 +178,19 @@ pub const ADVERTISE_BYTES: usize = 24 * 1024;
 /// search, as the meta-tool's description says.
 pub const ADVERTISE_SCAN_TOOLS: usize = 1_000;
 
+/// Largest page of an answer that grows with the catalogue, in bytes of JSON: a
+/// `tools/list` page, a meta-tool `list` page, a page of the `NAME://catalogue`
+/// resource. 256 KiB is about 65,000 tokens, the most any one answer should cost a
+/// client's context, and what a 100,000-tool catalogue answered whole (76 MB, 2.3 s)
+/// could not be; the rest is reached with the page's cursor.
+pub const PAGE_BYTES: usize = 256 * 1024;
+
+/// Tools on one page of the meta-tool's `list` when the caller gives no `limit`.
+pub const LIST_LIMIT_DEFAULT: usize = 100;
+
+/// The `limit`s the meta-tool's `list` accepts (a page also stops at [`PAGE_BYTES`]).
+pub const LIST_LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000;
+
 /// Results of a meta-tool search when the caller gives no limit.
 pub const SEARCH_LIMIT_DEFAULT: usize = 10;
 

@@ -24,6 +24,7 @@ mod mcp_surface;
 mod nyxilum;
 mod nyxilum_repl;
 mod one_path;
+mod pagination;
 mod prompts;
 mod resources;
 mod run_javascript;

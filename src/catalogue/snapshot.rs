@@ -4,6 +4,7 @@
 //! [`Budget`]; one over it is abandoned whole.
 
 use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use super::extras::Extras;
@@ -158,6 +159,9 @@ pub struct Snapshot {
     slugs: Vec<String>,
     origin: Origin,
     index: search::Index,
+    /// A hash of the slugs in order: equal for two snapshots whose tools sit at the same
+    /// places, so a page cursor given for one is good for the other.
+    fingerprint: u64,
     /// The catalogue's resources, templates and prompts.
     extras: Arc<Extras>,
 }
@@ -178,6 +182,7 @@ impl Snapshot {
                     slugs: Vec::new(),
                     origin,
                     index: search::Index::build(&[]),
+                    fingerprint: 0,
                     extras: Arc::default(),
                 },
                 Vec::new(),
@@ -287,16 +292,27 @@ impl Snapshot {
     /// Sorts `tools` by slug and indexes them.
     fn index(mut tools: Vec<Arc<Tool>>, origin: Origin, budget: &Budget) -> Result<Snapshot, OverBudget> {
         tools.sort_by(|a, b| a.slug().cmp(b.slug()));
-        let slugs = tools.iter().map(|t| t.slug().to_owned()).collect();
+        let slugs: Vec<String> = tools.iter().map(|t| t.slug().to_owned()).collect();
         let docs: Vec<Document> = tools.iter().map(|t| trim::document(&t.manifest)).collect();
         let index = search::Index::within(&docs, search::Tuning::default(), budget)?;
+        let mut hasher = DefaultHasher::new();
+        for slug in &slugs {
+            slug.hash(&mut hasher);
+        }
         Ok(Snapshot {
             tools,
             slugs,
             origin,
             index,
+            fingerprint: hasher.finish(),
             extras: Arc::default(),
         })
+    }
+
+    /// A hash of the slugs in order, which page cursors carry: a cursor of another
+    /// snapshot with the same slugs still points at the same tool.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 
     /// Every tool, sorted by slug.

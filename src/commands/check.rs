@@ -104,8 +104,17 @@ pub async fn run(binary: &Path, config: &Config) -> Result<Report, String> {
         .list_all_tools()
         .await
         .map_err(|e| format!("tools/list failed: {e}"))?;
-    let list = call(&client, name, json!({"command": "list"})).await?;
-    let rows: Vec<Value> = list["tools"].as_array().cloned().unwrap_or_default();
+    // Every page of the meta-tool's list.
+    let mut rows: Vec<Value> = Vec::new();
+    let mut args = json!({"command": "list"});
+    loop {
+        let list = call(&client, name, args.clone()).await?;
+        rows.extend(list["tools"].as_array().cloned().unwrap_or_default());
+        match list["next_cursor"].as_str() {
+            Some(next) => args["cursor"] = json!(next),
+            None => break,
+        }
+    }
     if rows.is_empty() && unserved.is_empty() {
         return Err(format!("the catalogue {source} has no tools"));
     }
