@@ -13,7 +13,7 @@ use crate::catalogue::SourceSpec;
 use crate::catalogue::source::api_base;
 use crate::exec::Execution;
 use crate::exec::js::FetchAllow;
-use crate::limits::Limits;
+use crate::limits::{Limits, VALIDATORS_RANGE};
 use crate::mcp::Advertise;
 
 use crate::registry::Runtimes;
@@ -110,6 +110,8 @@ pub struct Raw {
     pub upstreams: Option<PathBuf>,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
     pub upstream_ping_ms: u64,
+    /// `TOOLGATE_VALIDATORS`.
+    pub validators: u64,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -178,6 +180,7 @@ impl Config {
             raw.upstream_ping_ms,
             UPSTREAM_PING_MS_RANGE,
         )?;
+        check_range("TOOLGATE_VALIDATORS", raw.validators, VALIDATORS_RANGE)?;
         let fetch_allow = FetchAllow::parse(&raw.fetch_allow)?;
         let http = match raw.http.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
             Some(listen) => Some(HttpSettings::parse(
@@ -207,6 +210,7 @@ impl Config {
             js_total_heap_bytes: usize::try_from(raw.js_total_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
             nyx_concurrent_runs: usize::try_from(raw.nyx_concurrent_runs).unwrap_or(usize::MAX),
             upstream_ping: Duration::from_millis(raw.upstream_ping_ms),
+            validators: usize::try_from(raw.validators).unwrap_or(usize::MAX),
             ..Limits::default()
         };
         Ok(Config {
@@ -288,6 +292,7 @@ mod tests {
             js_total_heap_mb: 2048,
             nyx_concurrent_runs: 4,
             upstream_ping_ms: 15_000,
+            validators: 4_096,
             ..Raw::default()
         }
     }

@@ -274,7 +274,17 @@ pub const PROMPT_COMPLETIONS: usize = 1_000;
 /// refused as invalid params. Each costs one read whenever the catalogue changes.
 pub const RESOURCE_SUBSCRIPTIONS: usize = 100;
 
-/// Time one catalogue snapshot build (validators and search index) may take. Checked
+/// Compiled input schemas kept at once, by default (`TOOLGATE_VALIDATORS`); the least
+/// recently used goes first, to be compiled again when a call needs it. A schema is
+/// compiled when a call first needs it (~10–1,000 µs), not at load: compiling and
+/// holding every schema of a 100,000-tool catalogue took most of its start and ~850 MB.
+/// A compiled schema holds a few KB; tools with the same schema share one.
+pub const VALIDATORS: usize = 4_096;
+
+/// The `TOOLGATE_VALIDATORS` values accepted.
+pub const VALIDATORS_RANGE: std::ops::RangeInclusive<u64> = 16..=1_000_000;
+
+/// Time one catalogue snapshot build (manifests and search index) may take. Checked
 /// between tools and between indexed documents, which the caps above keep small; a build
 /// over it is abandoned, the last good snapshot stays in service and stderr says why. The
 /// 100,000-tool benchmark catalogue builds in about a second.
@@ -526,6 +536,8 @@ pub struct Limits {
     /// Ping interval (and ping deadline) of upstream servers. By default,
     /// [`UPSTREAM_PING`].
     pub upstream_ping: Duration,
+    /// Compiled input schemas kept at once. By default, [`VALIDATORS`].
+    pub validators: usize,
 }
 
 impl Default for Limits {
@@ -543,6 +555,7 @@ impl Default for Limits {
             cache_ttl: CACHE_TTL,
             advertise_bytes: ADVERTISE_BYTES,
             upstream_ping: UPSTREAM_PING,
+            validators: VALIDATORS,
         }
     }
 }

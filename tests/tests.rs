@@ -37,3 +37,4 @@ mod terminal;
 mod tool_client;
 mod upstream;
 mod upstream_lifecycle;
+mod validators;

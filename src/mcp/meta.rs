@@ -300,22 +300,20 @@ fn entry_call(entry: &Entry, meta_name: &str) -> Value {
 
 fn schema(entry: &Entry, meta_name: &str) -> CallToolResult {
     let call = entry_call(entry, meta_name);
-    let structured = json!({
-        "slug": entry.name(),
-        "input_schema": entry.input_schema(),
-        "output_schema": entry.output_schema(),
-        "example": call,
-    });
+    let (input, output) = (entry.input_schema(), entry.output_schema());
     let text = format!(
         "{} — {}\n\nInput schema:\n{}\n\nOutput schema:\n{}\n\nReady-to-send call:\n{}",
         entry.name(),
         entry.description(),
-        pretty(entry.input_schema()),
-        entry
-            .output_schema()
-            .map(pretty)
-            .unwrap_or_else(|| "(none declared)".into()),
+        pretty(&input),
+        output.as_ref().map(pretty).unwrap_or_else(|| "(none declared)".into()),
         pretty(&call)
     );
+    let structured = json!({
+        "slug": entry.name(),
+        "input_schema": input,
+        "output_schema": output,
+        "example": call,
+    });
     answer(true, text, structured)
 }
