@@ -1,5 +1,6 @@
-//! One immutable view of a catalogue: its tools sorted by slug, each with its compiled
-//! validator. A refresh builds a whole new snapshot and swaps it in; nothing mutates one.
+//! One immutable view of a catalogue: its tools sorted by slug, each compiling its input
+//! schema when a call first needs it (into a bounded cache shared across snapshots). A
+//! refresh builds a whole new snapshot and swaps it in; nothing mutates one.
 //! A build cuts each manifest's text to its caps (`trim.rs`) and runs within a
 //! [`Budget`]; one over it is abandoned whole.
 

@@ -2,7 +2,7 @@
 //!
 //! Local sources are read once, when the store opens (so a missing folder stops the
 //! server before it starts), and built into a snapshot on first use — building
-//! (validators, search index) is most of a cold start, and a client's `initialize` does
+//! (parsing manifests, search index) is most of a cold start, and a client's `initialize` does
 //! not need it. An HTTP catalogue is cached with moka for the configured
 //! lifetime (zero fetches on every request); concurrent refreshes coalesce into one fetch,
 //! a 304 re-arms the snapshot held, and a failed refresh keeps serving the last good
