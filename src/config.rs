@@ -14,7 +14,7 @@ use crate::catalogue::source::api_base;
 use crate::edge::Connections;
 use crate::exec::Execution;
 use crate::exec::js::FetchAllow;
-use crate::limits::Limits;
+use crate::limits::{Limits, VALIDATORS_RANGE};
 use crate::mcp::Advertise;
 
 use crate::registry::Runtimes;
@@ -129,6 +129,8 @@ pub struct Raw {
     pub upstreams: Option<PathBuf>,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
     pub upstream_ping_ms: u64,
+    /// `TOOLGATE_VALIDATORS`.
+    pub validators: u64,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -222,6 +224,7 @@ impl Config {
             per_address: usize::try_from(raw.http_max_connections_per_address).unwrap_or(usize::MAX),
             header_timeout: Duration::from_millis(raw.http_header_timeout_ms),
         };
+        check_range("TOOLGATE_VALIDATORS", raw.validators, VALIDATORS_RANGE)?;
         let fetch_allow = FetchAllow::parse(&raw.fetch_allow)?;
         let http = match raw.http.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
             Some(listen) => Some(HttpSettings::parse(
@@ -251,6 +254,7 @@ impl Config {
             js_total_heap_bytes: usize::try_from(raw.js_total_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
             nyx_concurrent_runs: usize::try_from(raw.nyx_concurrent_runs).unwrap_or(usize::MAX),
             upstream_ping: Duration::from_millis(raw.upstream_ping_ms),
+            validators: usize::try_from(raw.validators).unwrap_or(usize::MAX),
             ..Limits::default()
         };
         Ok(Config {
@@ -338,6 +342,7 @@ mod tests {
             http_max_connections: 1_024,
             http_max_connections_per_address: 128,
             http_header_timeout_ms: 10_000,
+            validators: 4_096,
             ..Raw::default()
         }
     }

@@ -227,6 +227,19 @@ pub const ADVERTISE_BYTES: usize = 24 * 1024;
 /// search, as the meta-tool's description says.
 pub const ADVERTISE_SCAN_TOOLS: usize = 1_000;
 
+/// Largest page of an answer that grows with the catalogue, in bytes of JSON: a
+/// `tools/list` page, a meta-tool `list` page, a page of the `NAME://catalogue`
+/// resource. 256 KiB is about 65,000 tokens, the most any one answer should cost a
+/// client's context, and what a 100,000-tool catalogue answered whole (76 MB, 2.3 s)
+/// could not be; the rest is reached with the page's cursor.
+pub const PAGE_BYTES: usize = 256 * 1024;
+
+/// Tools on one page of the meta-tool's `list` when the caller gives no `limit`.
+pub const LIST_LIMIT_DEFAULT: usize = 100;
+
+/// The `limit`s the meta-tool's `list` accepts (a page also stops at [`PAGE_BYTES`]).
+pub const LIST_LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000;
+
 /// Results of a meta-tool search when the caller gives no limit.
 pub const SEARCH_LIMIT_DEFAULT: usize = 10;
 
@@ -310,7 +323,17 @@ pub const PROMPT_COMPLETIONS: usize = 1_000;
 /// refused as invalid params. Each costs one read whenever the catalogue changes.
 pub const RESOURCE_SUBSCRIPTIONS: usize = 100;
 
-/// Time one catalogue snapshot build (validators and search index) may take. Checked
+/// Compiled input schemas kept at once, by default (`TOOLGATE_VALIDATORS`); the least
+/// recently used goes first, to be compiled again when a call needs it. A schema is
+/// compiled when a call first needs it (~10–1,000 µs), not at load: compiling and
+/// holding every schema of a 100,000-tool catalogue took most of its start and ~850 MB.
+/// A compiled schema holds a few KB; tools with the same schema share one.
+pub const VALIDATORS: usize = 4_096;
+
+/// The `TOOLGATE_VALIDATORS` values accepted.
+pub const VALIDATORS_RANGE: std::ops::RangeInclusive<u64> = 16..=1_000_000;
+
+/// Time one catalogue snapshot build (manifests and search index) may take. Checked
 /// between tools and between indexed documents, which the caps above keep small; a build
 /// over it is abandoned, the last good snapshot stays in service and stderr says why. The
 /// 100,000-tool benchmark catalogue builds in about a second.
@@ -562,6 +585,8 @@ pub struct Limits {
     /// Ping interval (and ping deadline) of upstream servers. By default,
     /// [`UPSTREAM_PING`].
     pub upstream_ping: Duration,
+    /// Compiled input schemas kept at once. By default, [`VALIDATORS`].
+    pub validators: usize,
 }
 
 impl Default for Limits {
@@ -579,6 +604,7 @@ impl Default for Limits {
             cache_ttl: CACHE_TTL,
             advertise_bytes: ADVERTISE_BYTES,
             upstream_ping: UPSTREAM_PING,
+            validators: VALIDATORS,
         }
     }
 }

@@ -96,6 +96,10 @@ struct Cli {
     /// within the same time is restarted.
     #[arg(long, env = "TOOLGATE_UPSTREAM_PING_MS", global = true, default_value_t = limits::UPSTREAM_PING.as_millis() as u64)]
     upstream_ping_ms: u64,
+    /// Compiled input schemas kept at once; the least recently used is compiled again
+    /// when a call needs it.
+    #[arg(long, env = "TOOLGATE_VALIDATORS", global = true, default_value_t = limits::VALIDATORS as u64)]
+    validators: u64,
     /// Diagnostics to stderr at debug level.
     #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     debug: bool,
@@ -285,6 +289,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         allow_anonymous: cli.allow_anonymous,
         upstreams: cli.upstreams,
         upstream_ping_ms: cli.upstream_ping_ms,
+        validators: cli.validators,
     };
     let mut config = Config::from_raw(raw)?;
     match cli.command {
@@ -497,7 +502,12 @@ fn gateway(config: &Config, serving: bool, upstreams: Option<Arc<Upstreams>>) ->
         _ => None,
     };
     let reserved = toolgate::mcp::reserved(&config.name);
-    let store = Store::open(&config.source, client, config.limits.cache_ttl, reserved)?;
+    let store = Store::open(
+        &config.source,
+        client,
+        (config.limits.cache_ttl, config.limits.validators),
+        reserved,
+    )?;
     let locator = toolgate::exec::nyxilum::Locator {
         node_path: config.nx_node_path.clone(),
         ecosystem_root: config.nx_ecosystem_root.clone(),

@@ -1,4 +1,5 @@
-//! Input validation: each tool's input schema compiled once per catalogue snapshot.
+//! Input validation: each tool's input schema compiled on first use and kept in a
+//! bounded cache ([`Validators`]).
 //!
 //! A call is checked before anything runs, so a malformed call costs no quota and no
 //! execution. Schemas are compiled with jsonschema built without its HTTP resolver, so a
@@ -6,6 +7,8 @@
 //! value that is, or holds, a secret (the rule of [`crate::secrets`]): the message
 //! names the path and the rule and shows the mask in the value's place. This module
 //! knows nothing of MCP or of execution.
+
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -16,6 +19,45 @@ use crate::secrets::{MASK, holds_secret, is_secret_name};
 /// One tool's compiled input schema.
 #[derive(Debug)]
 pub struct Compiled(jsonschema::Validator);
+
+/// Compiled input schemas, keyed by their JSON text, compiled on first use and kept up
+/// to a count (`TOOLGATE_VALIDATORS`), least recently used out first. Compiling every
+/// schema at load was most of a large catalogue's start and, held, most of its memory
+/// (a 100,000-tool catalogue: ~850 MB); an agent calls a handful of tools. Keyed by
+/// text, tools with the same schema share one validator, and a refresh that keeps a
+/// schema keeps its validator. A schema that does not compile is kept as its reason, so
+/// it is compiled (and reported) once, not on every call.
+#[derive(Clone)]
+pub struct Validators(moka::sync::Cache<Arc<str>, Result<Arc<Compiled>, Arc<str>>>);
+
+impl std::fmt::Debug for Validators {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Validators({} held)", self.0.entry_count())
+    }
+}
+
+impl Validators {
+    /// An empty cache holding at most `capacity` compiled schemas.
+    pub fn new(capacity: u64) -> Validators {
+        Validators(moka::sync::Cache::new(capacity))
+    }
+
+    /// The compiled form of the schema whose JSON text is `text`, compiled now unless it
+    /// is held; the error says why the schema itself is unusable. Two threads asking for
+    /// the same schema at once compile it once.
+    /// `report` is told why when the schema is compiled now and does not compile.
+    pub fn get(&self, text: &Arc<str>, report: impl FnOnce(&str)) -> Result<Arc<Compiled>, String> {
+        self.0
+            .get_with_by_ref(text, || {
+                let schema: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                compile(&schema).map(Arc::new).map_err(|e| {
+                    report(&e);
+                    Arc::from(e)
+                })
+            })
+            .map_err(|e| e.to_string())
+    }
+}
 
 /// Compiles a schema; the error says why the schema itself is unusable.
 pub fn compile(schema: &Value) -> Result<Compiled, String> {
@@ -138,6 +180,26 @@ mod tests {
     fn remote_refs_are_never_fetched() {
         let schema = json!({"$ref": "https://example.com/schema.json"});
         assert!(compile(&schema).is_err());
+    }
+
+    #[test]
+    fn the_cache_compiles_once_per_schema_text_and_keeps_failures() {
+        let cache = Validators::new(16);
+        let text: Arc<str> = Arc::from(r#"{"type":"object","required":["a"]}"#);
+        let first = cache.get(&text, |_| {}).unwrap();
+        let again = cache.get(&Arc::from(&*text), |_| panic!("compiled again")).unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "the same text is compiled once");
+        assert!(!first.is_valid(&json!({})));
+        let broken: Arc<str> = Arc::from(r#"{"type":5}"#);
+        let mut told = String::new();
+        assert!(
+            cache
+                .get(&broken, |e| told = e.to_owned())
+                .unwrap_err()
+                .contains("does not compile")
+        );
+        assert!(told.contains("does not compile"), "reported when compiled");
+        assert!(cache.get(&broken, |_| panic!("compiled again")).is_err());
     }
 
     #[test]

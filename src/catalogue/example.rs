@@ -11,8 +11,8 @@ use crate::validate::Compiled;
 pub fn params_for(tool: &Tool) -> Option<Value> {
     params_from(
         tool.manifest.examples.iter().map(|e| e.params.clone()),
-        &tool.manifest.input_schema,
-        &tool.validator,
+        &tool.manifest.input_schema.value(),
+        &*tool.validator().ok()?,
     )
 }
 

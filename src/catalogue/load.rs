@@ -11,6 +11,7 @@ use std::path::{Component, Path};
 use std::sync::Arc;
 
 use include_dir::{Dir, include_dir};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::manifest::Manifest;
@@ -45,12 +46,47 @@ pub struct Loaded {
 /// last two optional.
 #[derive(Debug, Default)]
 pub struct Document {
-    /// The manifests.
-    pub tools: Vec<Value>,
+    /// The manifests, each read as it was parsed (or why it is not one), so a large
+    /// document is never held whole as a `Value` tree beside them.
+    pub tools: Vec<Result<Manifest, String>>,
     /// Resource and resource-template entries.
     pub resources: Vec<Value>,
     /// Prompt entries.
     pub prompts: Vec<Value>,
+}
+
+/// The document as serde reads it.
+#[derive(Deserialize)]
+struct Wire {
+    tools: Tools,
+    #[serde(default)]
+    resources: Option<Vec<Value>>,
+    #[serde(default)]
+    prompts: Option<Vec<Value>>,
+}
+
+/// A `tools` array read one element at a time: each is a manifest or the reason it is
+/// not, and only one element is ever held as a `Value`.
+struct Tools(Vec<Result<Manifest, String>>);
+
+impl<'de> Deserialize<'de> for Tools {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Tools, D::Error> {
+        struct Each;
+        impl<'de> serde::de::Visitor<'de> for Each {
+            type Value = Tools;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of manifests")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Tools, A::Error> {
+                let mut tools = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(value) = seq.next_element::<Value>()? {
+                    tools.push(serde_json::from_value::<Manifest>(value).map_err(|e| e.to_string()));
+                }
+                Ok(Tools(tools))
+            }
+        }
+        deserializer.deserialize_seq(Each)
+    }
 }
 
 /// The embedded catalogue.
@@ -128,33 +164,36 @@ pub fn dir(root: &Path) -> Result<Loaded, String> {
 /// A `{"tools": [manifest, ...], "resources": [...], "prompts": [...]}` file, each
 /// `source` holding code inline.
 pub fn file(path: &Path) -> Result<Loaded, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read catalogue file {}: {e}", path.display()))?;
-    let doc = parse_list(&bytes).map_err(|e| format!("catalogue file {}: {e}", path.display()))?;
-    Ok(from_document(&path.display().to_string(), doc, true))
+    let bytes = read_file(path)?;
+    from_file_bytes(&path.display().to_string(), &bytes)
+}
+
+/// The bytes of a catalogue file, read but not parsed: a server reads its file when it
+/// opens (a missing one stops it) and parses it in the build, after `initialize`.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read catalogue file {}: {e}", path.display()))
+}
+
+/// A catalogue file's content, read from `origin`, as [`file`] reads it.
+pub fn from_file_bytes(origin: &str, bytes: &[u8]) -> Result<Loaded, String> {
+    let doc = parse_list(bytes).map_err(|e| format!("catalogue file {origin}: {e}"))?;
+    Ok(from_document(origin, doc, true))
 }
 
 /// Reads a catalogue document (a file, or the API's list answer): its `tools` array, and
 /// its `resources` and `prompts` arrays when present.
 pub fn parse_list(bytes: &[u8]) -> Result<Document, String> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
-    let Value::Object(mut doc) = doc else {
-        return Err("expected an object with a \"tools\" array".to_owned());
-    };
-    let mut take = |key: &str| match doc.remove(key) {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(values)) => Ok(values),
-        Some(_) => Err(format!("\"{key}\" is not an array")),
-    };
-    let resources = take("resources")?;
-    let prompts = take("prompts")?;
-    match doc.remove("tools") {
-        Some(Value::Array(tools)) => Ok(Document {
-            tools,
-            resources,
-            prompts,
-        }),
-        _ => Err("expected an object with a \"tools\" array".to_owned()),
-    }
+    let wire: Wire = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => format!("not JSON: {e}"),
+        _ => format!(
+            "expected an object with a \"tools\" array (and optional \"resources\" and \"prompts\" arrays): {e}"
+        ),
+    })?;
+    Ok(Document {
+        tools: wire.tools.0,
+        resources: wire.resources.unwrap_or_default(),
+        prompts: wire.prompts.unwrap_or_default(),
+    })
 }
 
 /// A whole document: its manifests as [`from_values`] reads them, its resources and
@@ -163,7 +202,7 @@ pub fn from_document(origin: &str, doc: Document, inline_source: bool) -> Loaded
     Loaded {
         resources: doc.resources,
         prompts: doc.prompts,
-        ..from_values(origin, doc.tools, inline_source)
+        ..from_manifests(origin, doc.tools, inline_source)
     }
 }
 
@@ -179,9 +218,18 @@ fn array(bytes: &[u8], key: &str) -> Result<Vec<Value>, String> {
 /// Manifests given as JSON values. With `inline_source`, `source` is code; otherwise any
 /// `source` is ignored (the API list never carries code).
 pub fn from_values(origin: &str, values: Vec<Value>, inline_source: bool) -> Loaded {
+    let manifests = values
+        .into_iter()
+        .map(|v| serde_json::from_value::<Manifest>(v).map_err(|e| e.to_string()))
+        .collect();
+    from_manifests(origin, manifests, inline_source)
+}
+
+/// Manifests as read, each or why it is not one, as [`from_values`] takes them.
+fn from_manifests(origin: &str, manifests: Vec<Result<Manifest, String>>, inline_source: bool) -> Loaded {
     let mut loaded = Loaded::default();
-    for (i, value) in values.into_iter().enumerate() {
-        match serde_json::from_value::<Manifest>(value) {
+    for (i, manifest) in manifests.into_iter().enumerate() {
+        match manifest {
             Ok(mut manifest) => {
                 let code = manifest.source.take().filter(|_| inline_source).map(Arc::from);
                 loaded.entries.push(Entry { manifest, code });
@@ -252,6 +300,17 @@ mod tests {
         assert!(!is_plain_relative("../secret.js"));
         assert!(!is_plain_relative("/etc/passwd"));
         assert!(!is_plain_relative(""));
+    }
+
+    #[test]
+    fn a_list_document_is_read_tool_by_tool() {
+        let doc = parse_list(br#"{"tools": [{"slug": "ok"}, {"name": "no slug"}], "prompts": null, "x": 1}"#).unwrap();
+        assert_eq!(doc.tools.len(), 2);
+        assert!(doc.tools[0].is_ok() && doc.tools[1].is_err());
+        assert!(doc.prompts.is_empty());
+        assert!(parse_list(b"{\"tools\": 5}").unwrap_err().contains("\"tools\" array"));
+        assert!(parse_list(b"{\"resources\": []}").is_err(), "no tools");
+        assert!(parse_list(b"{\"tools\": [").unwrap_err().starts_with("not JSON"));
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The manifest of one tool (DESIGN §3), as it is read from a catalogue and served again.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -54,12 +56,12 @@ pub struct Manifest {
     /// Search terms.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// JSON Schema of the params object.
+    /// JSON Schema of the params object, kept as text until it is asked for.
     #[serde(default = "empty_object_schema")]
-    pub input_schema: Value,
-    /// JSON Schema of the result.
+    pub input_schema: Json,
+    /// JSON Schema of the result, kept as text until it is asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Json>,
     /// MCP tool annotations (readOnlyHint, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Map<String, Value>>,
@@ -81,8 +83,62 @@ pub struct Manifest {
     pub extra: Map<String, Value>,
 }
 
-fn empty_object_schema() -> Value {
-    serde_json::json!({"type": "object", "properties": {}})
+fn empty_object_schema() -> Json {
+    Json::from(&serde_json::json!({"type": "object", "properties": {}}))
+}
+
+/// A JSON value held as its compact text, parsed when it is asked for. A manifest's
+/// schemas are read on few paths (a call's first validation, a listing page, a
+/// `schema` answer) but held for every tool: as text a 100,000-tool catalogue's
+/// schemas take a tenth of the memory they take as `Value` trees. Clones share the text.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Json(Arc<str>);
+
+impl Json {
+    /// The value. The text was written from a value, so it always parses; `null` if it
+    /// ever did not.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+
+    /// The compact JSON text.
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+
+    /// The compact JSON text, shared (what the validator cache is keyed by).
+    pub fn shared(&self) -> &Arc<str> {
+        &self.0
+    }
+
+    /// Returns true if and only if the value is a JSON object.
+    pub fn is_object(&self) -> bool {
+        self.0.starts_with('{')
+    }
+}
+
+impl From<&Value> for Json {
+    fn from(value: &Value) -> Json {
+        Json(Arc::from(value.to_string()))
+    }
+}
+
+impl std::fmt::Debug for Json {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Json {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
+        Value::deserialize(deserializer).map(|v| Json::from(&v))
+    }
 }
 
 impl Manifest {
@@ -117,6 +173,21 @@ mod tests {
         assert_eq!(first_sentence("Version 1.2 works. Yes."), "Version 1.2 works.");
         assert_eq!(first_sentence("No end"), "No end");
         assert_eq!(first_sentence("Line one\nline two"), "Line one");
+    }
+
+    #[test]
+    fn schemas_held_as_text_round_trip_in_order() {
+        let raw =
+            serde_json::json!({"slug": "a", "input_schema": {"type": "object", "properties": {"z": {}, "a": {}}}});
+        let m: Manifest = serde_json::from_value(raw.clone()).unwrap();
+        assert!(m.input_schema.is_object());
+        assert_eq!(
+            m.input_schema.text(),
+            r#"{"type":"object","properties":{"z":{},"a":{}}}"#
+        );
+        assert_eq!(serde_json::to_value(&m).unwrap()["input_schema"], raw["input_schema"]);
+        let bare: Manifest = serde_json::from_value(serde_json::json!({"slug": "b", "input_schema": 5})).unwrap();
+        assert!(!bare.input_schema.is_object());
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! One immutable view of a catalogue: its tools sorted by slug, each with its compiled
-//! validator. A refresh builds a whole new snapshot and swaps it in; nothing mutates one.
+//! One immutable view of a catalogue: its tools sorted by slug, each compiling its input
+//! schema when a call first needs it (into a bounded cache shared across snapshots). A
+//! refresh builds a whole new snapshot and swaps it in; nothing mutates one.
 //! A build cuts each manifest's text to its caps (`trim.rs`) and runs within a
 //! [`Budget`]; one over it is abandoned whole.
 
 use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use super::extras::Extras;
@@ -12,8 +14,12 @@ use super::manifest::{Manifest, Runtime};
 use super::{slug, trim};
 use crate::error::Error;
 use crate::limits::CLOSE_MATCHES;
+use crate::limits::VALIDATORS;
 use crate::search::{self, Budget, Document, Hit, OverBudget, QueryError};
-use crate::validate::{self, Compiled};
+use crate::validate::{self, Compiled, Validators};
+
+/// Why a tool whose input schema is not a JSON object is set aside.
+const NOT_AN_OBJECT: &str = "input_schema must be a JSON object";
 
 /// One tool, ready to validate and run.
 #[derive(Debug)]
@@ -22,8 +28,8 @@ pub struct Tool {
     pub manifest: Manifest,
     /// Its code, when the catalogue carried it (local sources do; an API's list does not).
     pub code: Option<Arc<str>>,
-    /// Its compiled input schema.
-    pub validator: Compiled,
+    /// Where its compiled input schema is kept once a call needs it.
+    validators: Validators,
     /// True if and only if its slug fits MCP's tool-name grammar.
     pub is_advertisable: bool,
     /// Where it is served from when it is an upstream MCP server's tool; `None` for a
@@ -47,9 +53,22 @@ impl Tool {
         &self.manifest.slug
     }
 
+    /// Its compiled input schema, compiled now if no call has needed it lately. A schema
+    /// that does not compile makes every call of the tool fail (`INTERNAL_ERROR`, naming
+    /// the tool and the compiler's complaint), reported on stderr when it is compiled;
+    /// `catalogue check` compiles every schema and fails on it.
+    pub fn validator(&self) -> Result<Arc<Compiled>, Error> {
+        let slug = self.slug();
+        self.validators
+            .get(self.manifest.input_schema.shared(), |reason| {
+                tracing::warn!("tool \"{slug}\" cannot be called: {reason}");
+            })
+            .map_err(|reason| Error::Internal(format!("tool \"{slug}\" cannot be called: {reason}")))
+    }
+
     /// How many parameters its input schema declares, and how many of them are required.
     pub fn parameter_counts(&self) -> (usize, usize) {
-        let schema = &self.manifest.input_schema;
+        let schema = &self.manifest.input_schema.value();
         let props = schema
             .get("properties")
             .and_then(|p| p.as_object())
@@ -82,7 +101,10 @@ pub enum Problem {
         /// The slug both tools carry.
         slug: String,
     },
-    /// Its input schema does not compile: the tool is not served at all.
+    /// Its input schema is not a JSON object (found at build: the tool is not served at
+    /// all), or does not compile (found by [`Snapshot::build`], which `catalogue check`
+    /// uses; a server compiles schemas on first use, and every call of such a tool fails
+    /// naming the compiler's complaint).
     SetAside {
         /// The tool.
         slug: String,
@@ -158,6 +180,12 @@ pub struct Snapshot {
     slugs: Vec<String>,
     origin: Origin,
     index: search::Index,
+    /// A hash of the slugs in order: equal for two snapshots whose tools sit at the same
+    /// places, so a page cursor given for one is good for the other.
+    fingerprint: u64,
+    /// Where its tools' compiled input schemas are kept (shared with the snapshots
+    /// derived from it, and across refreshes).
+    validators: Validators,
     /// The catalogue's resources, templates and prompts.
     extras: Arc<Extras>,
 }
@@ -168,9 +196,23 @@ impl Snapshot {
     /// (once per process) or, in `catalogue check`, to fail on. No budget: for the
     /// operator's own commands (`catalogue check`, `catalogue eval`); a server builds
     /// [`Snapshot::within`] its budget.
+    ///
+    /// Unlike a server's build, it compiles every input schema now, so each one that does
+    /// not compile is a [`Problem::SetAside`] the check fails on.
     pub fn build(entries: Vec<Entry>, origin: Origin) -> (Snapshot, Vec<Problem>) {
-        match Snapshot::within(entries, origin, &Budget::unlimited()) {
-            Ok(built) => built,
+        let validators = Validators::new(VALIDATORS as u64);
+        match Snapshot::within(entries, origin, &Budget::unlimited(), &validators) {
+            Ok((snapshot, mut problems)) => {
+                for tool in &snapshot.tools {
+                    if let Err(reason) = validate::compile(&tool.manifest.input_schema.value()) {
+                        problems.push(Problem::SetAside {
+                            slug: tool.slug().to_owned(),
+                            reason,
+                        });
+                    }
+                }
+                (snapshot, problems)
+            }
             // An unlimited budget cannot run out; an empty snapshot is the safe answer anyway.
             Err(_) => (
                 Snapshot {
@@ -178,6 +220,8 @@ impl Snapshot {
                     slugs: Vec::new(),
                     origin,
                     index: search::Index::build(&[]),
+                    fingerprint: 0,
+                    validators,
                     extras: Arc::default(),
                 },
                 Vec::new(),
@@ -186,11 +230,14 @@ impl Snapshot {
     }
 
     /// Builds a snapshot as [`Snapshot::build`] does, within `budget`: time is checked
-    /// between tools, and the search index charges its entries to it.
+    /// between tools, and the search index charges its entries to it. Input schemas are
+    /// compiled on first use, into `validators`; only one that is not a JSON object is
+    /// set aside now.
     pub fn within(
         entries: Vec<Entry>,
         origin: Origin,
         budget: &Budget,
+        validators: &Validators,
     ) -> Result<(Snapshot, Vec<Problem>), OverBudget> {
         let mut problems = Vec::new();
         let mut seen = HashSet::new();
@@ -202,13 +249,13 @@ impl Snapshot {
                 problems.push(Problem::Duplicate { slug });
                 continue;
             }
-            let validator = match validate::compile(&entry.manifest.input_schema) {
-                Ok(v) => v,
-                Err(e) => {
-                    problems.push(Problem::SetAside { slug, reason: e });
-                    continue;
-                }
-            };
+            if !entry.manifest.input_schema.is_object() {
+                problems.push(Problem::SetAside {
+                    slug,
+                    reason: NOT_AN_OBJECT.to_owned(),
+                });
+                continue;
+            }
             let is_advertisable = slug::is_advertisable(&slug);
             if !is_advertisable {
                 problems.push(Problem::Withheld { slug: slug.clone() });
@@ -223,12 +270,12 @@ impl Snapshot {
             tools.push(Arc::new(Tool {
                 manifest: entry.manifest,
                 code: entry.code,
-                validator,
+                validators: validators.clone(),
                 is_advertisable,
                 federated: None,
             }));
         }
-        Snapshot::index(tools, origin, budget).map(|s| (s, problems))
+        Snapshot::index(tools, origin, budget, validators.clone()).map(|s| (s, problems))
     }
 
     /// This snapshot with the tools of upstream MCP servers added (each manifest with
@@ -250,13 +297,13 @@ impl Snapshot {
                 problems.push(Problem::Duplicate { slug });
                 continue;
             }
-            let validator = match validate::compile(&manifest.input_schema) {
-                Ok(v) => v,
-                Err(e) => {
-                    problems.push(Problem::SetAside { slug, reason: e });
-                    continue;
-                }
-            };
+            if !manifest.input_schema.is_object() {
+                problems.push(Problem::SetAside {
+                    slug,
+                    reason: NOT_AN_OBJECT.to_owned(),
+                });
+                continue;
+            }
             let cuts = trim::trim(&mut manifest);
             if !cuts.is_empty() {
                 problems.push(Problem::Trimmed { slug, cuts });
@@ -265,11 +312,12 @@ impl Snapshot {
                 is_advertisable: slug::is_advertisable(&manifest.slug),
                 manifest,
                 code: None,
-                validator,
+                validators: self.validators.clone(),
                 federated: Some(federated),
             }));
         }
-        Snapshot::index(tools, self.origin, budget).map(|s| (s.with_extras(self.extras.clone()), problems))
+        Snapshot::index(tools, self.origin, budget, self.validators.clone())
+            .map(|s| (s.with_extras(self.extras.clone()), problems))
     }
 
     /// This snapshot carrying `extras` (the catalogue's resources, templates and prompts)
@@ -285,18 +333,40 @@ impl Snapshot {
     }
 
     /// Sorts `tools` by slug and indexes them.
-    fn index(mut tools: Vec<Arc<Tool>>, origin: Origin, budget: &Budget) -> Result<Snapshot, OverBudget> {
+    fn index(
+        mut tools: Vec<Arc<Tool>>,
+        origin: Origin,
+        budget: &Budget,
+        validators: Validators,
+    ) -> Result<Snapshot, OverBudget> {
         tools.sort_by(|a, b| a.slug().cmp(b.slug()));
-        let slugs = tools.iter().map(|t| t.slug().to_owned()).collect();
+        let slugs: Vec<String> = tools.iter().map(|t| t.slug().to_owned()).collect();
         let docs: Vec<Document> = tools.iter().map(|t| trim::document(&t.manifest)).collect();
         let index = search::Index::within(&docs, search::Tuning::default(), budget)?;
+        let mut hasher = DefaultHasher::new();
+        for slug in &slugs {
+            slug.hash(&mut hasher);
+        }
         Ok(Snapshot {
             tools,
             slugs,
             origin,
             index,
+            fingerprint: hasher.finish(),
+            validators,
             extras: Arc::default(),
         })
+    }
+
+    /// A hash of the slugs in order, which page cursors carry: a cursor of another
+    /// snapshot with the same slugs still points at the same tool.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// About how many bytes of heap its search index holds.
+    pub fn index_bytes(&self) -> usize {
+        self.index.heap_bytes()
     }
 
     /// Every tool, sorted by slug.

@@ -2,7 +2,7 @@
 //!
 //! Local sources are read once, when the store opens (so a missing folder stops the
 //! server before it starts), and built into a snapshot on first use — building
-//! (validators, search index) is most of a cold start, and a client's `initialize` does
+//! (parsing manifests, search index) is most of a cold start, and a client's `initialize` does
 //! not need it. An HTTP catalogue is cached with moka for the configured
 //! lifetime (zero fetches on every request); concurrent refreshes coalesce into one fetch,
 //! a 304 re-arms the snapshot held, and a failed refresh keeps serving the last good
@@ -31,6 +31,7 @@ use crate::api::{ApiClient, ListAnswer};
 use crate::error::Error;
 use crate::limits::{INDEX_ENTRIES, SNAPSHOT_BUILD_TIME};
 use crate::search::Budget;
+use crate::validate::Validators;
 
 /// Problems already reported on stderr, shared with the build threads.
 type Reported = Arc<Mutex<HashSet<String>>>;
@@ -47,6 +48,8 @@ pub struct Store {
     reserved: Arc<Reserved>,
     /// What one build may spend: time and index entries.
     budget: (Duration, usize),
+    /// Compiled input schemas, shared by every snapshot this store builds.
+    validators: Validators,
 }
 
 #[derive(Debug)]
@@ -61,10 +64,20 @@ struct Local {
     /// What the build starts from: `None` for the embedded catalogue (compiled in, it
     /// cannot be missing, so even reading it waits), else what was read at open. Taken
     /// by the build.
-    read: Mutex<Option<Loaded>>,
+    read: Mutex<Option<Read>>,
     /// The one build, started by the first request. It runs to its end on its own
     /// thread even when every request waiting for it is dropped, and keeps its outcome.
     built: std::sync::OnceLock<Building>,
+}
+
+/// What a local source's build starts from.
+#[derive(Debug)]
+enum Read {
+    /// A folder's tools, read file by file at open.
+    Loaded(Loaded),
+    /// A catalogue file's bytes (and its path, to name it), parsed by the build: a
+    /// 100,000-tool file took seconds to parse, and `initialize` waited for it.
+    File(String, Vec<u8>),
 }
 
 #[derive(Debug)]
@@ -83,17 +96,20 @@ impl Store {
     /// on first use; an HTTP catalogue is fetched on first use, so a server starts even
     /// while its API is down. No resource or prompt of the catalogue may take what
     /// `reserved` names.
+    /// `ttl` is the lifetime of an HTTP catalogue, `validators` how many compiled input
+    /// schemas are kept.
     pub fn open(
         source: &SourceSpec,
         client: Option<ApiClient>,
-        ttl: Duration,
+        (ttl, validators): (Duration, usize),
         reserved: Reserved,
     ) -> Result<Store, String> {
         let reserved = Arc::new(reserved);
+        let validators = Validators::new(validators as u64);
         let loaded = match source {
             SourceSpec::Embedded => None,
-            SourceSpec::Dir(path) => Some(load::dir(path)?),
-            SourceSpec::File(path) => Some(load::file(path)?),
+            SourceSpec::Dir(path) => Some(Read::Loaded(load::dir(path)?)),
+            SourceSpec::File(path) => Some(Read::File(path.display().to_string(), load::read_file(path)?)),
             SourceSpec::Http(base) => {
                 let client = client.ok_or_else(|| format!("no API client for {base}"))?;
                 let cache = (!ttl.is_zero()).then(|| Cache::builder().max_capacity(1).time_to_live(ttl).build());
@@ -108,6 +124,7 @@ impl Store {
                     reported: Reported::default(),
                     reserved,
                     budget: (SNAPSHOT_BUILD_TIME, INDEX_ENTRIES),
+                    validators,
                 });
             }
         };
@@ -120,6 +137,7 @@ impl Store {
             reported: Reported::default(),
             reserved,
             budget: (SNAPSHOT_BUILD_TIME, INDEX_ENTRIES),
+            validators,
         })
     }
 
@@ -134,12 +152,21 @@ impl Store {
                     let reported = self.reported.clone();
                     let reserved = self.reserved.clone();
                     let budget = self.budget;
+                    let validators = self.validators.clone();
                     off_workers(move || {
-                        let loaded = loaded.unwrap_or_else(load::embedded);
-                        build(&reported, &reserved, loaded, Origin::Local, budget).map_err(|reason| {
-                            tracing::warn!("the catalogue was not built: {reason}");
-                            Error::Internal(format!("the catalogue was not built: {reason}"))
-                        })
+                        let loaded = match loaded {
+                            None => Ok(load::embedded()),
+                            Some(Read::Loaded(loaded)) => Ok(loaded),
+                            Some(Read::File(origin, bytes)) => load::from_file_bytes(&origin, &bytes),
+                        };
+                        loaded
+                            .and_then(|loaded| {
+                                build(&reported, &reserved, loaded, Origin::Local, (budget, &validators))
+                            })
+                            .map_err(|reason| {
+                                tracing::warn!("the catalogue was not built: {reason}");
+                                Error::Internal(format!("the catalogue was not built: {reason}"))
+                            })
                     })
                 });
                 building.clone().await
@@ -215,6 +242,7 @@ impl Store {
                         let reported = self.reported.clone();
                         let reserved = self.reserved.clone();
                         let budget = self.budget;
+                        let validators = self.validators.clone();
                         let built = off_workers(move || {
                             let doc = load::parse_list(&body).map_err(|e| Error::Api {
                                 status: 502,
@@ -225,7 +253,7 @@ impl Store {
                                 &reserved,
                                 load::from_document(&base, doc, false),
                                 Origin::Remote,
-                                budget,
+                                (budget, &validators),
                             )
                             .map_err(|reason| Error::Api {
                                 status: 502,
@@ -273,13 +301,30 @@ fn build(
     reserved: &Reserved,
     loaded: Loaded,
     origin: Origin,
-    (time, entries): (Duration, usize),
+    ((time, entries), validators): ((Duration, usize), &Validators),
 ) -> Result<Arc<Snapshot>, String> {
     let budget = Budget::new(time, entries);
-    let (snapshot, mut problems) = Snapshot::within(loaded.entries, origin, &budget).map_err(|e| e.to_string())?;
+    let (snapshot, mut problems) =
+        Snapshot::within(loaded.entries, origin, &budget, validators).map_err(|e| e.to_string())?;
     let (extras, refused) = Extras::build(loaded.resources, loaded.prompts, reserved);
     problems.extend(refused);
     let snapshot = snapshot.with_extras(Arc::new(extras));
+    let resident = resident_mb();
+    // The build's scratch (parsed documents, the index builders' parts) is freed by now
+    // but, in glibc's per-thread arenas, still resident: give it back to the system.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointers and only releases free memory.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    tracing::debug!(
+        "catalogue built: {} tools in {} ms, search index ~{} MB; resident {} MB, {} MB after freeing the build's scratch",
+        snapshot.tools().len(),
+        budget.elapsed().as_millis(),
+        snapshot.index_bytes() / (1024 * 1024),
+        resident,
+        resident_mb()
+    );
     let mut reported = lock(reported);
     for problem in loaded
         .problems
@@ -291,6 +336,18 @@ fn build(
         }
     }
     Ok(Arc::new(snapshot))
+}
+
+/// The process's resident memory in MB (`VmRSS`), 0 where `/proc` cannot tell.
+fn resident_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb / 1024)
 }
 
 /// Locks a mutex, recovering the data if a panicking thread poisoned it: every value
@@ -327,7 +384,7 @@ mod tests {
         let mut store = Store::open(
             &SourceSpec::Http(base),
             Some(client),
-            Duration::ZERO,
+            (Duration::ZERO, crate::limits::VALIDATORS),
             Reserved::default(),
         )
         .unwrap();
@@ -363,7 +420,13 @@ mod tests {
         let path = dir.path().join("catalogue.json");
         let big: Vec<Value> = (0..40).map(|i| tool(&format!("t{i}"), 40)).collect();
         std::fs::write(&path, json!({ "tools": big }).to_string()).unwrap();
-        let mut store = Store::open(&SourceSpec::File(path), None, Duration::ZERO, Reserved::default()).unwrap();
+        let mut store = Store::open(
+            &SourceSpec::File(path),
+            None,
+            (Duration::ZERO, crate::limits::VALIDATORS),
+            Reserved::default(),
+        )
+        .unwrap();
         store.budget = (Duration::from_secs(60), 500);
         let err = store.snapshot().await.unwrap_err();
         assert!(err.to_string().contains("more than 500 entries"), "{err}");

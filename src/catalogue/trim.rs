@@ -37,7 +37,8 @@ pub(super) fn trim(m: &mut Manifest) -> Vec<String> {
     {
         cuts.push(format!("tags cut to {MANIFEST_TAG_CHARS} characters"));
     }
-    if let Some(props) = properties(m) {
+    let schema = m.input_schema.value();
+    if let Some(props) = properties(&schema) {
         if props.len() > INDEXED_PARAMS {
             cuts.push(format!(
                 "only the first {INDEXED_PARAMS} of its {} parameters are searched",
@@ -59,7 +60,8 @@ pub(super) fn trim(m: &mut Manifest) -> Vec<String> {
 /// What the search index sees of a manifest: its text fields and its first
 /// [`INDEXED_PARAMS`] top-level parameters' names and descriptions, each cut to its cap.
 pub(super) fn document(m: &Manifest) -> Document {
-    let params = properties(m)
+    let schema = m.input_schema.value();
+    let params = properties(&schema)
         .map(|props| {
             props
                 .iter()
@@ -83,8 +85,8 @@ pub(super) fn document(m: &Manifest) -> Document {
     }
 }
 
-fn properties(m: &Manifest) -> Option<&serde_json::Map<String, serde_json::Value>> {
-    m.input_schema.get("properties").and_then(|p| p.as_object())
+fn properties(schema: &serde_json::Value) -> Option<&serde_json::Map<String, serde_json::Value>> {
+    schema.get("properties").and_then(|p| p.as_object())
 }
 
 fn param_doc(schema: &serde_json::Value) -> &str {
@@ -153,7 +155,7 @@ mod tests {
         );
         // The schema is untouched.
         assert_eq!(
-            m.input_schema["properties"].as_object().unwrap().len(),
+            m.input_schema.value()["properties"].as_object().unwrap().len(),
             INDEXED_PARAMS + 1
         );
 

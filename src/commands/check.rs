@@ -6,6 +6,7 @@
 //! earlier tool — is a failure too, learnt by reading and building the same source here.
 //! Any failure fails the command, so it works as a CI gate.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -85,7 +86,7 @@ type Client = RunningService<RoleClient, ()>;
 /// Reads `config.source`, then starts `binary` on it (all tools advertised) and checks
 /// every tool.
 pub async fn run(binary: &Path, config: &Config) -> Result<Report, String> {
-    let unserved = unserved(config).await?;
+    let (unserved, uncallable) = unserved(config).await?;
     let name = config.name.as_str();
     let source = config.source.setting();
     let mut cmd = tokio::process::Command::new(binary);
@@ -104,8 +105,17 @@ pub async fn run(binary: &Path, config: &Config) -> Result<Report, String> {
         .list_all_tools()
         .await
         .map_err(|e| format!("tools/list failed: {e}"))?;
-    let list = call(&client, name, json!({"command": "list"})).await?;
-    let rows: Vec<Value> = list["tools"].as_array().cloned().unwrap_or_default();
+    // Every page of the meta-tool's list.
+    let mut rows: Vec<Value> = Vec::new();
+    let mut args = json!({"command": "list"});
+    loop {
+        let list = call(&client, name, args.clone()).await?;
+        rows.extend(list["tools"].as_array().cloned().unwrap_or_default());
+        match list["next_cursor"].as_str() {
+            Some(next) => args["cursor"] = json!(next),
+            None => break,
+        }
+    }
     if rows.is_empty() && unserved.is_empty() {
         return Err(format!("the catalogue {source} has no tools"));
     }
@@ -115,6 +125,10 @@ pub async fn run(binary: &Path, config: &Config) -> Result<Report, String> {
     };
     for row in rows {
         let slug = row["slug"].as_str().unwrap_or_default().to_owned();
+        // Listed (the server compiles schemas on first use) but already failed above.
+        if uncallable.contains(&slug) {
+            continue;
+        }
         let start = Instant::now();
         let verdict = match check_one(&client, &listed, name, &row).await {
             Ok(()) => Verdict::Passed,
@@ -129,8 +143,10 @@ pub async fn run(binary: &Path, config: &Config) -> Result<Report, String> {
 
 /// Reads and builds the source the way the server does, and names every tool it will not
 /// serve: the manifests that did not load, then the tools `Snapshot::build` set aside or
-/// dropped as a duplicate (a withheld slug is still served, through the meta-tool).
-async fn unserved(config: &Config) -> Result<Vec<String>, String> {
+/// dropped as a duplicate (a withheld slug is still served, through the meta-tool). Also
+/// the slugs set aside: a server lists a tool whose schema does not compile (it compiles
+/// schemas on first use) though no call of it can run.
+async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>), String> {
     let (loaded, origin) = match &config.source {
         SourceSpec::Embedded => (load::embedded(), Origin::Local),
         SourceSpec::Dir(path) => (load::dir(path)?, Origin::Local),
@@ -148,6 +164,13 @@ async fn unserved(config: &Config) -> Result<Vec<String>, String> {
     let (_, mut problems) = Snapshot::build(loaded.entries, origin);
     let (_, refused) = Extras::build(loaded.resources, loaded.prompts, &crate::mcp::reserved(&config.name));
     problems.extend(refused);
+    let set_aside = problems
+        .iter()
+        .filter_map(|p| match p {
+            Problem::SetAside { slug, .. } => Some(slug.clone()),
+            _ => None,
+        })
+        .collect();
     let mut unserved = loaded.problems;
     unserved.extend(problems.iter().filter_map(|p| match p {
         Problem::Duplicate { slug } => Some(format!(
@@ -159,7 +182,7 @@ async fn unserved(config: &Config) -> Result<Vec<String>, String> {
         Problem::Refused { .. } => Some(p.to_string()),
         Problem::Withheld { .. } | Problem::Trimmed { .. } => None,
     }));
-    Ok(unserved)
+    Ok((unserved, set_aside))
 }
 
 enum Step {

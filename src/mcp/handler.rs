@@ -18,7 +18,7 @@ use super::Advertise;
 use super::batch::Progress;
 use super::convert::{direct_result, failure, unknown_tool};
 use super::watch::Watch;
-use super::{extras, meta, prompts, resources, tools, upstreams};
+use super::{extras, meta, page, prompts, resources, tools, upstreams};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
 use crate::registry::Entry;
@@ -36,6 +36,8 @@ pub struct Handler {
     name: String,
     watch: Arc<Watch>,
     listing: Arc<tools::Listing>,
+    /// The meta-tool's first `list` page of the last snapshot, shared by every session.
+    first_page: Arc<meta::FirstPage>,
 }
 
 impl Handler {
@@ -55,6 +57,7 @@ impl Handler {
             caller,
             name,
             listing: Arc::new(tools::Listing::new(policy)),
+            first_page: Arc::default(),
         }
     }
 
@@ -151,9 +154,11 @@ impl ServerHandler for Handler {
             .spawn_poll(self.gateway.clone(), self.listing.clone(), context.peer);
     }
 
+    /// One page of the advertised list (`cursor` names any page but the first); a cursor
+    /// this server did not give for the list as it is now is −32602.
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         // An unreachable catalogue still lists the meta-tool, which explains the outage.
@@ -170,7 +175,15 @@ impl ServerHandler for Handler {
             }
         };
         let listed = self.listing.advertised(&self.gateway, snapshot.as_ref());
-        Ok(ListToolsResult::with_all_items(listed.tools.clone()))
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(raw) => page::start(page::List::Tools, &raw, listed.fingerprint, listed.len())
+                .map_err(|e| McpError::invalid_params(e, None))?,
+        };
+        let (tools, next) = listed.page(start);
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next.map(|n| page::cursor(page::List::Tools, n, listed.fingerprint));
+        Ok(result)
     }
 
     async fn list_resources(
@@ -333,6 +346,7 @@ impl ServerHandler for Handler {
                     &self.name,
                     &args,
                     progress,
+                    &self.first_page,
                     &context.ct,
                 ))
                 .await;

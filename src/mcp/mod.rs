@@ -8,6 +8,7 @@ mod convert;
 mod extras;
 mod handler;
 mod meta;
+mod page;
 mod prompts;
 mod resources;
 mod runs;

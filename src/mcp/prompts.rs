@@ -110,10 +110,12 @@ pub(crate) async fn get(
                     ("name", &m.name),
                     ("description", &m.description),
                     ("required", &required_fields(tool)),
-                    ("input_schema", &pretty(&m.input_schema)),
+                    ("input_schema", &pretty(&m.input_schema.value())),
                     (
                         "output_schema",
-                        &m.output_schema.as_ref().map_or("(none declared)".to_owned(), pretty),
+                        &m.output_schema
+                            .as_ref()
+                            .map_or("(none declared)".to_owned(), |s| pretty(&s.value())),
                     ),
                     ("call", &pretty(&example_call(tool, meta))),
                 ],
@@ -252,9 +254,8 @@ fn diagnose(codes: &[&str]) -> String {
 }
 
 fn required_fields(tool: &Tool) -> String {
-    let fields: Vec<&str> = tool
-        .manifest
-        .input_schema
+    let schema = tool.manifest.input_schema.value();
+    let fields: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())

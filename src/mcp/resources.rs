@@ -1,7 +1,8 @@
 //! MCP resources: the guide, the catalogue overview, one manifest per tool (a template),
 //! and the run history; a URI outside the `NAME:` scheme is read from the catalogue's own
 //! resources (`extras.rs`). A tool URI resolves its slug exactly or by unambiguous
-//! abbreviation; an unknown one is a protocol error naming the close matches.
+//! abbreviation; an unknown one is a protocol error naming the close matches. The
+//! catalogue overview comes in pages (`NAME://catalogue`, then each page's `next` URI).
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde_json::{Value, json};
 
 use super::meta::example_call;
+use super::page;
 use crate::catalogue::Snapshot;
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway};
@@ -28,7 +30,7 @@ pub(crate) fn list(name: &str) -> Vec<Resource> {
             .with_mime_type("text/markdown"),
         Resource::new(format!("{name}://catalogue"), "catalogue")
             .with_title("Every tool, without full schemas")
-            .with_description("Slug, description, category, tags, parameter counts and the URI of each full manifest.")
+            .with_description("Slug, description, category, tags, parameter counts and the URI of each full manifest; in pages, each naming the next.")
             .with_mime_type("application/json"),
         Resource::new(format!("{name}://history"), "history")
             .with_title("What this server process has run")
@@ -75,7 +77,12 @@ pub(crate) async fn read(
         "guide" => Ok(ResourceContents::text(guide(gateway, name), uri).with_mime_type("text/markdown")),
         "catalogue" => {
             let snapshot = current().await?;
-            Ok(text(pretty(&catalogue(gateway, &snapshot, name))))
+            Ok(text(pretty(&catalogue(gateway, &snapshot, name, None)?)))
+        }
+        _ if path.starts_with("catalogue?cursor=") => {
+            let snapshot = current().await?;
+            let cursor = &path["catalogue?cursor=".len()..];
+            Ok(text(pretty(&catalogue(gateway, &snapshot, name, Some(cursor))?)))
         }
         "history" => {
             let h = caller.history();
@@ -127,36 +134,50 @@ fn guide(gateway: &Gateway, name: &str) -> String {
         .replace("{{fetch_limits}}", &fetch)
 }
 
-/// The catalogue overview: every tool, no full schemas; a tool that cannot run here says
-/// why.
-fn catalogue(gateway: &Gateway, snapshot: &Snapshot, name: &str) -> Value {
+/// One page of the catalogue overview: every tool, no full schemas, a page of at most
+/// [`crate::limits::PAGE_BYTES`] at a time from `cursor`; `next` is the URI of the page
+/// after, when there is one. A tool that cannot run here says why.
+fn catalogue(gateway: &Gateway, snapshot: &Snapshot, name: &str, cursor: Option<&str>) -> Result<Value, McpError> {
+    let tools = snapshot.tools();
+    let fingerprint = snapshot.fingerprint();
+    let start = match cursor {
+        None => 0,
+        Some(raw) => page::start(page::List::Catalogue, raw, fingerprint, tools.len())
+            .map_err(|e| McpError::invalid_params(e, None))?,
+    };
     let mut check = gateway.availability(snapshot);
-    let tools: Vec<Value> = snapshot
-        .tools()
-        .iter()
-        .map(|t| {
-            let m = &t.manifest;
-            let (props, required) = t.parameter_counts();
-            let available = check(t);
-            let mut row = json!({
-                "slug": m.slug,
-                "description": m.description,
-                "category": m.category,
-                "tags": m.tags,
-                "parameters": props,
-                "required_parameters": required,
-                "has_schema": props > 0 || m.output_schema.is_some(),
-                "advertised": t.is_advertisable,
-                "manifest": tool_uri(name, &m.slug),
-                "available": available.is_ok(),
-            });
-            if let Err(e) = available {
-                row["unavailable"] = json!({"code": e.code(), "reason": e.to_string()});
-            }
-            row
-        })
-        .collect();
-    json!({ "tools": tools })
+    let rows = tools[start..].iter().map(|t| {
+        let m = &t.manifest;
+        let (props, required) = t.parameter_counts();
+        let available = check(t);
+        let mut row = json!({
+            "slug": m.slug,
+            "description": m.description,
+            "category": m.category,
+            "tags": m.tags,
+            "parameters": props,
+            "required_parameters": required,
+            "has_schema": props > 0 || m.output_schema.is_some(),
+            "advertised": t.is_advertisable,
+            "manifest": tool_uri(name, &m.slug),
+            "available": available.is_ok(),
+        });
+        if let Err(e) = available {
+            row["unavailable"] = json!({"code": e.code(), "reason": e.to_string()});
+        }
+        // As the page prints it: pretty, two levels in (four more spaces a line).
+        let printed = pretty(&row);
+        let bytes = printed.len() + 4 * (printed.lines().count()) + 2;
+        (row, bytes)
+    });
+    let rows = page::take(rows, page::ROOM, usize::MAX);
+    let end = start + rows.len();
+    let mut answer = json!({ "tools": rows, "total": tools.len() });
+    if end < tools.len() {
+        let next = page::cursor(page::List::Catalogue, end, fingerprint);
+        answer["next"] = json!(format!("{name}://catalogue?cursor={next}"));
+    }
+    Ok(answer)
 }
 
 /// The manifest URI of a tool; slugs outside the URI-safe set are percent-encoded.

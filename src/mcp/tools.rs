@@ -5,7 +5,10 @@
 //! has done anything. The embedded catalogue listed whole was ~116 KB (~30,000 tokens);
 //! peers list 3–8 KB. Under `auto`, toolgate lists what fits in
 //! `TOOLGATE_ADVERTISE_BYTES` and the meta-tool's description says how to reach the rest.
+//! Under `all`, the list is answered in pages of at most `PAGE_BYTES`, each described when
+//! it is asked for.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{Tool as McpTool, ToolAnnotations};
@@ -13,9 +16,12 @@ use serde_json::{Value, json};
 
 use super::Advertise;
 use super::convert::object;
-use crate::catalogue::Snapshot;
+use super::page;
+use crate::catalogue::{Snapshot, Tool};
 use crate::gateway::Gateway;
-use crate::limits::{ADVERTISE_SCAN_TOOLS, BATCH_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
+use crate::limits::{
+    ADVERTISE_SCAN_TOOLS, BATCH_MAX, LIST_LIMIT_DEFAULT, LIST_LIMIT_RANGE, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE,
+};
 use crate::registry::{self, Definition};
 
 /// The commands the meta-tool answers today.
@@ -39,7 +45,8 @@ pub(crate) fn meta_tool(name: &str, hidden: usize) -> McpTool {
         "properties": {
             "command": {"type": "string", "enum": COMMANDS},
             "query": {"type": "string", "description": "search: what you want to do, in words."},
-            "limit": {"type": "integer", "minimum": SEARCH_LIMIT_RANGE.start(), "maximum": SEARCH_LIMIT_RANGE.end(), "default": SEARCH_LIMIT_DEFAULT},
+            "limit": {"type": "integer", "minimum": 1, "maximum": LIST_LIMIT_RANGE.end(), "description": format!("search: results, {} to {} (default {SEARCH_LIMIT_DEFAULT}); list: tools per page, up to {} (default {LIST_LIMIT_DEFAULT}).", SEARCH_LIMIT_RANGE.start(), SEARCH_LIMIT_RANGE.end(), LIST_LIMIT_RANGE.end())},
+            "cursor": {"type": "string", "description": "list: the next_cursor of the page before."},
             "slug": {"type": "string", "description": "schema, run: a tool's slug or unambiguous abbreviation."},
             "params": {"type": "object", "description": "run: the tool's params."},
             "runs": {
@@ -87,16 +94,61 @@ fn size(tool: &McpTool) -> usize {
     serde_json::to_vec(tool).map_or(0, |b| b.len())
 }
 
+/// The catalogue tools of one advertised list after the fixed ones.
+#[derive(Debug)]
+enum Rest {
+    /// Described once (`auto`: the few dozen that fit its budget).
+    Described(Vec<McpTool>),
+    /// Described page by page (`all`): a 100,000-tool catalogue described whole was a
+    /// 76 MB answer and 2.2 GB of memory.
+    Tools(Vec<Arc<Tool>>),
+}
+
 /// One advertised list.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Listed {
-    /// The tools, in listed order.
-    pub(crate) tools: Vec<McpTool>,
-    /// Their names, in the same order (what list_changed compares).
-    pub(crate) names: Vec<String>,
-    /// How many catalogue tools the meta-tool's description says are not listed (a
-    /// change of it is a change of the list too).
-    pub(crate) hidden: usize,
+    /// The meta-tool and the built-in tools, described.
+    head: Vec<McpTool>,
+    /// The catalogue tools listed after them.
+    rest: Rest,
+    /// A hash of the listed names, in order, and of `hidden`: what list_changed compares
+    /// and what a cursor is checked against.
+    pub(crate) fingerprint: u64,
+}
+
+impl Listed {
+    /// How many tools it lists.
+    pub(crate) fn len(&self) -> usize {
+        self.head.len()
+            + match &self.rest {
+                Rest::Described(tools) => tools.len(),
+                Rest::Tools(tools) => tools.len(),
+            }
+    }
+
+    /// The listed tool at `i`, described.
+    fn describe(&self, i: usize) -> Option<McpTool> {
+        if let Some(t) = self.head.get(i) {
+            return Some(t.clone());
+        }
+        let i = i - self.head.len();
+        match &self.rest {
+            Rest::Described(tools) => tools.get(i).cloned(),
+            Rest::Tools(tools) => tools.get(i).map(|t| to_mcp(&registry::describe(t))),
+        }
+    }
+
+    /// The page that starts at item `start`: as many tools as fit in one page
+    /// ([`crate::limits::PAGE_BYTES`]), and where the next page starts, if any is left.
+    pub(crate) fn page(&self, start: usize) -> (Vec<McpTool>, Option<usize>) {
+        let items = (start..self.len()).filter_map(|i| self.describe(i)).map(|t| {
+            let bytes = size(&t);
+            (t, bytes)
+        });
+        let tools = page::take(items, page::ROOM, usize::MAX);
+        let next = start + tools.len();
+        (tools, (next < self.len()).then_some(next))
+    }
 }
 
 /// The advertised list of the snapshot last listed, kept because describing every tool
@@ -136,46 +188,54 @@ impl Listing {
 
     fn build(&self, gateway: &Gateway, snapshot: Option<&Arc<Snapshot>>) -> Listed {
         let fixed: Vec<McpTool> = gateway.builtins().all().iter().map(|b| to_mcp(&b.definition)).collect();
-        // Catalogue tools a direct call can name and that can run here; under `auto`
-        // only the first ADVERTISE_SCAN_TOOLS of them are described and weighed.
-        let (offered, candidates) = match (snapshot, self.policy.advertise) {
-            (None, _) | (_, Advertise::Meta) => (0, Vec::new()),
-            (Some(s), advertise) => {
+        // Catalogue tools a direct call can name and that can run here.
+        let runnable: Vec<Arc<Tool>> = match (snapshot, self.policy.advertise) {
+            (None, _) | (_, Advertise::Meta) => Vec::new(),
+            (Some(s), _) => {
                 let mut available = gateway.availability(s);
-                let runnable: Vec<_> = s
-                    .tools()
+                s.tools()
                     .iter()
                     .filter(|t| t.is_advertisable && available(t).is_ok())
-                    .collect();
-                let scan = match advertise {
-                    Advertise::Auto => ADVERTISE_SCAN_TOOLS,
-                    _ => usize::MAX,
-                };
-                let described = runnable
-                    .iter()
-                    .take(scan)
-                    .map(|t| to_mcp(&registry::describe(t)))
-                    .collect();
-                (runnable.len(), described)
+                    .cloned()
+                    .collect()
             }
         };
-        let chosen = match self.policy.advertise {
-            Advertise::All => candidates,
-            Advertise::Meta => Vec::new(),
+        let offered = runnable.len();
+        let rest = match self.policy.advertise {
+            Advertise::All => Rest::Tools(runnable),
+            Advertise::Meta => Rest::Described(Vec::new()),
+            // Only the first ADVERTISE_SCAN_TOOLS are described and weighed.
             Advertise::Auto => {
+                let candidates: Vec<McpTool> = runnable
+                    .iter()
+                    .take(ADVERTISE_SCAN_TOOLS)
+                    .map(|t| to_mcp(&registry::describe(t)))
+                    .collect();
                 let spent =
                     size(&meta_tool(&self.policy.name, candidates.len())) + fixed.iter().map(size).sum::<usize>();
-                within(candidates, self.policy.budget.saturating_sub(spent))
+                Rest::Described(within(candidates, self.policy.budget.saturating_sub(spent)))
             }
+        };
+        let (listed_rest, names): (usize, Vec<&str>) = match &rest {
+            Rest::Described(tools) => (tools.len(), tools.iter().map(|t| &*t.name).collect()),
+            Rest::Tools(tools) => (tools.len(), tools.iter().map(|t| t.slug()).collect()),
         };
         // Only tools left out to save context: those that cannot run here, or whose
         // slug MCP cannot carry, are not "more to find" in the same sense.
-        let hidden = offered - chosen.len();
-        let mut tools = vec![meta_tool(&self.policy.name, hidden)];
-        tools.extend(fixed);
-        tools.extend(chosen);
-        let names = tools.iter().map(|t| t.name.to_string()).collect();
-        Listed { tools, names, hidden }
+        let hidden = offered - listed_rest;
+        let mut head = vec![meta_tool(&self.policy.name, hidden)];
+        head.extend(fixed);
+        let mut hasher = DefaultHasher::new();
+        for name in head.iter().map(|t| &*t.name).chain(names) {
+            name.hash(&mut hasher);
+        }
+        hidden.hash(&mut hasher);
+        let fingerprint = hasher.finish();
+        Listed {
+            head,
+            rest,
+            fingerprint,
+        }
     }
 }
 

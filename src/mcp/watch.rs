@@ -22,10 +22,11 @@ use crate::gateway::{Caller, Gateway};
 const MIN_POLL: Duration = Duration::from_secs(1);
 
 /// What a client was shown: the listed tool names and the meta-tool's count of unlisted
-/// tools; the catalogue's resource URIs and templates; its prompt names.
+/// tools (as the listing's fingerprint of them: a 100,000-tool list is not copied per
+/// session); the catalogue's resource URIs and templates; its prompt names.
 #[derive(Debug, PartialEq, Eq)]
 struct Seen {
-    tools: (Vec<String>, usize),
+    tools: u64,
     resources: Vec<String>,
     prompts: Vec<String>,
 }
@@ -35,7 +36,7 @@ impl Seen {
         let listed = listing.advertised(gateway, Some(snapshot));
         let extras = snapshot.extras();
         Seen {
-            tools: (listed.names.clone(), listed.hidden),
+            tools: listed.fingerprint,
             resources: (extras.resources().iter().map(|r| r.uri.clone()))
                 .chain(extras.templates().iter().map(|t| t.uri_template.clone()))
                 .collect(),

@@ -87,7 +87,7 @@ pub struct Builtin {
     pub definition: Definition,
     /// Its input schema, compiled on first use: compiling costs ~1 ms a schema (most of
     /// a cold start with the runtime tools on), and `initialize` should not wait for it.
-    validator: OnceLock<Result<Compiled, String>>,
+    validator: OnceLock<Result<Arc<Compiled>, String>>,
     /// What a call runs.
     pub kind: Kind,
     /// Params worth showing as a ready-to-send call.
@@ -97,10 +97,10 @@ pub struct Builtin {
 impl Builtin {
     /// Its compiled input schema. An error means a built-in schema does not compile: a
     /// bug of toolgate, caught by the unit tests, never the caller's fault.
-    pub fn validator(&self) -> Result<&Compiled, Error> {
+    pub fn validator(&self) -> Result<Arc<Compiled>, Error> {
         self.validator
-            .get_or_init(|| validate::compile(&self.definition.input_schema))
-            .as_ref()
+            .get_or_init(|| validate::compile(&self.definition.input_schema).map(Arc::new))
+            .clone()
             .map_err(|e| {
                 Error::Internal(format!(
                     "the input schema of {} does not compile: {e}",

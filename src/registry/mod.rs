@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 pub use builtin::{Builtin, Builtins, Kind, NyxTool, Runtimes};
 pub(crate) use runtimes::grouped;
 
+use crate::catalogue::manifest::Json;
 use crate::catalogue::{Snapshot, Tool};
 use crate::error::Error;
 use crate::validate::Compiled;
@@ -90,29 +91,31 @@ impl Entry {
         }
     }
 
-    /// Its compiled input schema.
-    pub fn validator(&self) -> Result<&Compiled, Error> {
+    /// Its compiled input schema (a catalogue tool's compiled on first use).
+    pub fn validator(&self) -> Result<Arc<Compiled>, Error> {
         match self {
-            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => Ok(&tool.validator),
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => tool.validator(),
             Entry::Builtin(b) => b.validator(),
         }
     }
 
     /// Its input schema.
-    pub fn input_schema(&self) -> &Value {
+    pub fn input_schema(&self) -> Value {
         match self {
-            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => &tool.manifest.input_schema,
-            Entry::Builtin(b) => &b.definition.input_schema,
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => tool.manifest.input_schema.value(),
+            Entry::Builtin(b) => b.definition.input_schema.clone(),
         }
     }
 
     /// The schema of what it returns: a catalogue tool's own `result` schema, an
     /// upstream tool's `structuredContent` schema (`None` when either declares none), a
     /// built-in's whole answer.
-    pub fn output_schema(&self) -> Option<&Value> {
+    pub fn output_schema(&self) -> Option<Value> {
         match self {
-            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => tool.manifest.output_schema.as_ref(),
-            Entry::Builtin(b) => Some(&b.definition.output_schema),
+            Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => {
+                tool.manifest.output_schema.as_ref().map(Json::value)
+            }
+            Entry::Builtin(b) => Some(b.definition.output_schema.clone()),
         }
     }
 
@@ -148,7 +151,7 @@ impl Entry {
         let found = match self {
             Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => crate::catalogue::example::params_for(tool),
             Entry::Builtin(b) => b.validator().ok().and_then(|v| {
-                crate::catalogue::example::params_from(b.examples.clone(), &b.definition.input_schema, v)
+                crate::catalogue::example::params_from(b.examples.clone(), &b.definition.input_schema, &v)
             }),
         };
         found.unwrap_or_else(|| json!({}))
@@ -174,10 +177,10 @@ pub fn describe(tool: &Tool) -> Definition {
         name: m.slug.clone(),
         title,
         description: m.description.clone(),
-        input_schema: m.input_schema.clone(),
+        input_schema: m.input_schema.value(),
         output_schema: match (&tool.federated, &m.output_schema) {
-            (None, own) => envelope::run_output_schema(own.as_ref()),
-            (Some(_), Some(own)) => envelope::admit_failures(own.clone()),
+            (None, own) => envelope::run_output_schema(own.as_ref().map(Json::value).as_ref()),
+            (Some(_), Some(own)) => envelope::admit_failures(own.value()),
             (Some(_), None) => Value::Null,
         },
         annotations,

@@ -51,6 +51,11 @@ impl Budget {
         }
     }
 
+    /// Time since the budget was made (since the build started).
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
     /// No limit: for callers that build the operator's own catalogue on purpose
     /// (`catalogue eval`, `catalogue check`, benchmarks).
     pub fn unlimited() -> Budget {

@@ -13,6 +13,8 @@
 //! [`Budget`] (time, entries), long words are kept out of the typo map, and a query longer
 //! than [`QUERY_MAX_CHARS`] is refused before it is read.
 
+mod memory;
+
 use super::budget::{Budget, OverBudget};
 use super::build::Builder;
 use super::tokenize::{self, Analyzer};

@@ -50,6 +50,21 @@ impl Typos {
         Ok(Typos { words, deletes })
     }
 
+    /// About how many bytes of heap the map holds.
+    pub(super) fn heap_bytes(&self) -> usize {
+        let words: usize = self
+            .words
+            .iter()
+            .map(|(w, _)| w.capacity() + size_of::<(String, u32)>())
+            .sum();
+        let deletes: usize = self
+            .deletes
+            .iter()
+            .map(|(k, v)| k.capacity() + v.capacity() * size_of::<u32>() + size_of::<(String, Vec<u32>)>() + 1)
+            .sum();
+        words + deletes
+    }
+
     /// Words within `max` edits (optimal string alignment) of `raw`, `raw` itself
     /// excluded, as `(word, term)`. Nothing for a word longer than
     /// [`TYPO_WORD_MAX_CHARS`]: it cannot be in the map, and its deletions alone would

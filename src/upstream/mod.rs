@@ -26,6 +26,7 @@ pub use relay::{Caller, rank};
 pub use settings::{Filter, Server, Source, Transport};
 
 use self::link::Link;
+use crate::catalogue::manifest::Json;
 use crate::catalogue::{Federated, Manifest};
 use crate::error::Error;
 use crate::limits::{SHUTDOWN_GRACE, UPSTREAM_FIRST_WAIT};
@@ -237,8 +238,11 @@ fn manifest(server: &str, slug: String, tool: &rmcp::model::Tool) -> Manifest {
         description: tool.description.as_deref().unwrap_or_default().to_owned(),
         category: server.to_owned(),
         tags: vec![server.to_owned(), "upstream".to_owned()],
-        input_schema: Value::Object((*tool.input_schema).clone()),
-        output_schema: tool.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
+        input_schema: Json::from(&Value::Object((*tool.input_schema).clone())),
+        output_schema: tool
+            .output_schema
+            .as_ref()
+            .map(|s| Json::from(&Value::Object((**s).clone()))),
         annotations,
         examples: Vec::new(),
         runtime: None,

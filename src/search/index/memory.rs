@@ -1,0 +1,23 @@
+//! What an index costs in memory, for the debug line a snapshot build writes.
+
+use super::{Index, Posting};
+
+impl Index {
+    /// About how many bytes of heap the index holds (capacities, not what the allocator
+    /// rounds them to), for the debug line a snapshot build writes: the index is the
+    /// largest part of a big catalogue's memory that no setting bounds.
+    pub fn heap_bytes(&self) -> usize {
+        let strings = |v: &[String]| v.iter().map(|s| s.capacity() + size_of::<String>()).sum::<usize>();
+        strings(&self.slugs)
+            + strings(&self.terms)
+            + strings(&self.surface)
+            + self.slug_rank.capacity() * size_of::<u32>()
+            + self.idf.capacity() * size_of::<f32>()
+            + self
+                .postings
+                .iter()
+                .map(|p| p.capacity() * size_of::<Posting>() + size_of::<Vec<Posting>>())
+                .sum::<usize>()
+            + self.typos.heap_bytes()
+    }
+}
