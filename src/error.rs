@@ -68,9 +68,12 @@ pub enum Error {
         /// The deadline that passed.
         after: Duration,
     },
-    /// The catalogue API answered 429.
-    #[error("The catalogue API is rate limiting this client.{}", retry_hint(retry_after))]
+    /// A rate limit refused the call: the catalogue API answered 429, or this server's
+    /// own limit for the caller (`access::rate`) was reached.
+    #[error("Rate limited: {what}.{}", retry_hint(retry_after))]
     RateLimited {
+        /// Whose limit, in words.
+        what: String,
         /// How long the API asked us to wait, when it said.
         retry_after: Option<Duration>,
     },
@@ -204,7 +207,7 @@ pub const CODES: &[(&str, &str, &str)] = &[
     (
         "RATE_LIMITED",
         "yes",
-        "the API is limiting calls: wait retry_after_ms, then retry",
+        "a rate limit was reached (the API's or this server's): wait retry_after_ms, then retry",
     ),
     ("API_UNREACHABLE", "yes", "the catalogue API is down: retry later"),
     (
@@ -363,7 +366,7 @@ impl Error {
     /// How long the caller should wait before retrying, when the failure says.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            Error::RateLimited { retry_after } => *retry_after,
+            Error::RateLimited { retry_after, .. } => *retry_after,
             _ => None,
         }
     }
@@ -418,7 +421,14 @@ mod tests {
             (Error::BatchTooLarge { count: 11, limit: 10 }, "BATCH_TOO_LARGE", false),
             (Error::BatchInvalid { problems: vec![] }, "BATCH_INVALID", false),
             (Error::Timeout { what: s(), after: d }, "TIMEOUT", true),
-            (Error::RateLimited { retry_after: Some(d) }, "RATE_LIMITED", true),
+            (
+                Error::RateLimited {
+                    what: "x".into(),
+                    retry_after: Some(d),
+                },
+                "RATE_LIMITED",
+                true,
+            ),
             (Error::ApiUnreachable { url: s(), reason: s() }, "API_UNREACHABLE", true),
             (
                 Error::Api {

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 pub use caller::Caller;
 pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
 
+use crate::access::Limiter;
 use crate::catalogue::{Returns, Snapshot, Store};
 use crate::error::Error;
 use crate::exec::Executor;
@@ -47,6 +48,8 @@ pub struct Gateway {
     limits: Limits,
     /// The upstream MCP servers whose tools join the catalogue, when configured.
     federation: Option<federation::Federation>,
+    /// The per-principal run limits of an HTTP server; none over stdio.
+    limiter: Option<Arc<Limiter>>,
 }
 
 impl Gateway {
@@ -58,7 +61,15 @@ impl Gateway {
             builtins,
             limits,
             federation: None,
+            limiter: None,
         }
+    }
+
+    /// This gateway admitting each run of a caller that acts as a principal through
+    /// `limiter` (its run rate and its runs at once).
+    pub fn with_limiter(mut self, limiter: Arc<Limiter>) -> Gateway {
+        self.limiter = Some(limiter);
+        self
     }
 
     /// This gateway with the tools of `upstreams` joined to its catalogue (started
@@ -145,16 +156,29 @@ impl Gateway {
         Ok(self.call(caller, &entry, params, cancel).await)
     }
 
-    /// Validates `params` against `entry`, runs it for `caller` unless `cancel` fires
-    /// first, and records the run (whatever its end, a validation failure included) in
+    /// Admits the call under its principal's limits (when it has one), validates
+    /// `params` against `entry`, runs it for `caller` unless `cancel` fires first, and
+    /// records the run (whatever its end, a refusal or a validation failure included) in
     /// the caller's history.
     pub async fn call(&self, caller: &Caller, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
         let id = caller.history().next_id();
         let (started, clock) = (SystemTime::now(), Instant::now());
         tracing::debug!(run = %id, tool = entry.name(), "running");
-        let produced = match entry.validator().and_then(|v| v.check(entry.name(), &params)) {
+        let admitted = match (&self.limiter, caller.principal()) {
+            (Some(limiter), Some(principal)) => tokio::select! {
+                admitted = limiter.run(principal) => admitted.map(Some),
+                () = cancel.cancelled() => Err(Error::Cancelled),
+            },
+            _ => Ok(None),
+        };
+        let produced = match admitted.and_then(|place| {
+            entry
+                .validator()
+                .and_then(|v| v.check(entry.name(), &params))
+                .map(|()| place)
+        }) {
             Err(e) => Produced::refused(e),
-            Ok(()) => tokio::select! {
+            Ok(_place) => tokio::select! {
                 produced = self.dispatch(caller, entry, &params, cancel) => produced,
                 () = cancel.cancelled() => Produced::refused(Error::Cancelled),
             },

@@ -19,6 +19,7 @@ use super::batch::Progress;
 use super::convert::{direct_result, failure, unknown_tool};
 use super::watch::Watch;
 use super::{extras, meta, prompts, resources, tools, upstreams};
+use crate::access::Principal;
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
 use crate::registry::Entry;
@@ -69,6 +70,18 @@ impl Handler {
             watch: Arc::new(Watch::new(self.name.clone(), caller.clone())),
             caller,
             ..self.clone()
+        }
+    }
+
+    /// This session's caller acting as the request's principal (over HTTP), refused
+    /// when the session belongs to another principal.
+    fn caller_for(&self, context: &RequestContext<RoleServer>) -> Result<Caller, McpError> {
+        match principal(context) {
+            Some(p) => self
+                .caller
+                .acting_as(p)
+                .map_err(|e| McpError::invalid_request(e.to_string(), None)),
+            None => Ok(self.caller.clone()),
         }
     }
 
@@ -201,8 +214,9 @@ impl ServerHandler for Handler {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        self.caller_for(&context)?;
         if let Some(read) = upstreams::read(&self.gateway, &self.name, &request.uri).await {
             return Ok(read?.into());
         }
@@ -292,8 +306,9 @@ impl ServerHandler for Handler {
     async fn subscribe(
         &self,
         request: rmcp::model::SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.caller_for(&context)?;
         self.watch.subscriptions().subscribe(&self.gateway, &request.uri).await
     }
 
@@ -319,6 +334,13 @@ impl ServerHandler for Handler {
             .get_progress_token()
             .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         let args = request.arguments.unwrap_or_default();
+        // Over HTTP the call acts as the request's principal (admitted by its limits); a
+        // session another principal started is not its to use.
+        let caller = match principal(&context).map(|p| self.caller.acting_as(p)) {
+            Some(Ok(caller)) => caller,
+            Some(Err(e)) => return Ok(failure(&e).into()),
+            None => self.caller.clone(),
+        };
         if request.name == self.name {
             let progress = token.map(|token| Progress {
                 peer: context.peer.clone(),
@@ -329,7 +351,7 @@ impl ServerHandler for Handler {
             let answer = relay
                 .scope(meta::call(
                     &self.gateway,
-                    &self.caller,
+                    &caller,
                     &self.name,
                     &args,
                     progress,
@@ -358,12 +380,20 @@ impl ServerHandler for Handler {
             token,
         );
         let run = relay
-            .scope(
-                self.gateway
-                    .call(&self.caller, &entry, Value::Object(args), &context.ct),
-            )
+            .scope(self.gateway.call(&caller, &entry, Value::Object(args), &context.ct))
             .await;
         self.watch.subscriptions().ran(&self.gateway, &context.peer).await;
         Ok(direct_result(&run).into())
     }
+}
+
+/// The principal the access layer admitted this request as, when it came over HTTP (rmcp
+/// hands the HTTP request's parts to the handler in the context's extensions).
+fn principal(context: &RequestContext<RoleServer>) -> Option<Principal> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<Principal>()
+        .cloned()
 }

@@ -3,15 +3,16 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
 
-use crate::access::{self, Access, Face};
+use crate::access::{self, Access, Face, Principal};
 use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
 use crate::catalogue::Snapshot;
 use crate::edge::{self, Connections, probes};
@@ -131,7 +132,12 @@ async fn source(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>) ->
     }
 }
 
-async fn run(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
+async fn run(
+    State(Api { gateway: gw, .. }): Gw,
+    Path(slug): Path<String>,
+    principal: Option<Extension<Principal>>,
+    body: Bytes,
+) -> Response {
     let request: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
         RunRequest { params: json!({}) }
     } else {
@@ -153,9 +159,14 @@ async fn run(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>, body:
         snapshot,
     };
     // A client that disconnects drops this future, and with it the run. Each API call is
-    // its own anonymous caller: nothing of it is kept for another.
+    // its own caller, acting as the request's principal (whose limits admit the run):
+    // nothing of it is kept for another.
+    let caller = match principal {
+        Some(Extension(p)) => Caller::for_principal(p),
+        None => Caller::new(),
+    };
     let run = gw
-        .call(&Caller::new(), &entry, request.params, &CancellationToken::new())
+        .call(&caller, &entry, request.params, &CancellationToken::new())
         .await;
     let duration_ms = run.duration.as_millis() as u64;
     let output = run.produced.output;
@@ -191,7 +202,13 @@ fn error(e: &Error) -> Response {
     if let Error::RuntimeUnavailable { .. } = e {
         tracing::warn!("{e}");
     }
-    (status(e), Json(ErrorBody::from(e))).into_response()
+    let mut answer = (status(e), Json(ErrorBody::from(e))).into_response();
+    if let Some(wait) = e.retry_after() {
+        answer
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(access::retry_after_secs(wait)));
+    }
+    answer
 }
 
 /// The HTTP status of each error: an exhaustive match (no catch-all), so a new variant
@@ -264,7 +281,10 @@ mod tests {
                 what: s(),
                 after: Duration::from_secs(1),
             },
-            Error::RateLimited { retry_after: None },
+            Error::RateLimited {
+                what: s(),
+                retry_after: None,
+            },
             Error::ApiUnreachable { url: s(), reason: s() },
             Error::Api {
                 status: 503,
