@@ -1,12 +1,16 @@
 //! The principal a call acts as: an `--http` session belongs to the principal of its
 //! first call, so two principals' histories never mix, even when one presents the
-//! other's session id.
+//! other's session id; its runs in history and its log lines name it (never the key).
+
+use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::access::new_key;
 use crate::http::{HttpGate, Session};
-use crate::util::fixtures;
+use crate::util::{command, fixtures};
 
 #[tokio::test]
 async fn a_session_belongs_to_its_principal_and_another_cannot_use_it() {
@@ -44,4 +48,62 @@ async fn a_session_belongs_to_its_principal_and_another_cannot_use_it() {
     assert!(!bobs.to_string().contains("alice"), "{bobs}");
     let hers = alice.call("toolgate", json!({"command": "history"})).await;
     assert_eq!(hers["runs"].as_array().map(Vec::len), Some(1), "{hers}");
+}
+
+#[tokio::test]
+async fn runs_in_history_and_log_lines_name_the_principal_never_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("keys.json");
+    let key = new_key(&file, "run,search", "alice").await;
+    let catalogue = fixtures().display().to_string();
+    let mut cmd = command(
+        dir.path(),
+        &[
+            ("TOOLGATE_CATALOGUE", &catalogue),
+            ("TOOLGATE_KEYS_FILE", file.to_str().unwrap()),
+            ("TOOLGATE_DEBUG", "1"),
+        ],
+    );
+    cmd.args(["--http", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .stdin(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.split(" at ").nth(1)
+                && rest.starts_with("http://")
+            {
+                return rest.trim().to_owned();
+            }
+        }
+        panic!("toolgate --http exited without announcing its address")
+    })
+    .await
+    .expect("toolgate --http starts");
+
+    let mut alice = Session::open_keyed(&url, &key).await;
+    assert_eq!(alice.call("echo", json!({"message": "m"})).await["success"], true);
+    let history = alice.call("toolgate", json!({"command": "history"})).await;
+    assert_eq!(history["runs"][0]["principal"], "alice", "{history}");
+    let shown = alice
+        .call("toolgate", json!({"command": "history", "show": "r1"}))
+        .await;
+    assert_eq!(shown["run"]["principal"], "alice", "{shown}");
+
+    // The run's debug line carries its span: run id, tool and principal.
+    let line = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("running") && line.contains("run=r1") {
+                return line;
+            }
+        }
+        panic!("no log line for the run")
+    })
+    .await
+    .expect("the run is logged");
+    assert!(line.contains("principal=alice"), "{line}");
+    assert!(!line.contains(&key), "{line}");
+    child.kill().await.unwrap();
 }

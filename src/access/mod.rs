@@ -31,6 +31,8 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use tracing::Instrument;
+
 use crate::api::ErrorBody;
 use crate::limits::KEYS_POLL;
 pub use keys::{Key, Keys, Scope};
@@ -268,8 +270,12 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
             .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs(wait)));
         return answer;
     }
+    // Every line logged while the request is answered names its principal (the key's
+    // id, never the key).
+    // At warn level, so the default filter (warnings) keeps it on the lines it passes.
+    let span = tracing::warn_span!("request", principal = %principal.id);
     request.extensions_mut().insert(principal);
-    next.run(request).await
+    next.run(request).instrument(span).await
 }
 
 /// A wait as the whole seconds of a `Retry-After` header: rounded up, at least 1.

@@ -17,6 +17,7 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 pub use caller::Caller;
 pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
@@ -162,8 +163,27 @@ impl Gateway {
     /// the caller's history.
     pub async fn call(&self, caller: &Caller, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
         let id = caller.history().next_id();
+        // Every line logged while the run goes names it, its tool and its principal (the
+        // key's id, never the key; none over stdio). At warn level, so the default filter
+        // (warnings) keeps the span on the lines it lets through.
+        let span = tracing::warn_span!("run", run = %id, tool = %entry.name(), principal = tracing::field::Empty);
+        if let Some(principal) = caller.principal() {
+            span.record("principal", tracing::field::display(&principal.id));
+        }
+        self.call_as(caller, entry, params, cancel, id).instrument(span).await
+    }
+
+    /// [`Gateway::call`] inside the run's span.
+    async fn call_as(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        params: Value,
+        cancel: &CancellationToken,
+        id: String,
+    ) -> Run {
         let (started, clock) = (SystemTime::now(), Instant::now());
-        tracing::debug!(run = %id, tool = entry.name(), "running");
+        tracing::debug!("running");
         let admitted = match (&self.limiter, caller.principal()) {
             (Some(limiter), Some(principal)) => tokio::select! {
                 admitted = limiter.run(principal) => admitted.map(Some),
@@ -306,5 +326,6 @@ fn record(caller: &Caller, run: &Run, started: SystemTime, input: &Value) {
         duration_ms: run.duration.as_millis() as u64,
         input,
         ended,
+        principal: caller.principal().map(|p| &*p.id),
     });
 }

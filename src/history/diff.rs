@@ -150,6 +150,7 @@ mod tests {
             input,
             result,
             truncated,
+            principal: None,
         }
     }
 
