@@ -99,6 +99,9 @@ struct Cli {
     /// Diagnostics to stderr at debug level.
     #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     debug: bool,
+    /// Diagnostics and the HTTP access log as `text` lines or `json` objects.
+    #[arg(long, env = "TOOLGATE_LOG_FORMAT", global = true, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
     /// Serve MCP over Streamable HTTP at ADDR (default 127.0.0.1:8765; port 0 picks a
     /// free one, printed on stderr) at /mcp, instead of stdio.
     #[arg(long, env = "TOOLGATE_HTTP", value_name = "ADDR", num_args = 0..=1, default_missing_value = limits::HTTP_LISTEN)]
@@ -225,7 +228,7 @@ fn main() -> ExitCode {
         return toolgate::exec::js::worker_main();
     }
     let cli = Cli::parse();
-    init_logging(cli.debug);
+    init_logging(cli.debug, &cli.log_format);
     if cli.version {
         println!("toolgate {}", env!("CARGO_PKG_VERSION"));
         let layers = toolgate::sandbox::Sandbox::get().layers();
@@ -548,21 +551,25 @@ fn gateway(
     }))
 }
 
-/// Diagnostics go to stderr only: stdout is the MCP transport. Warnings by default,
-/// debug with `--debug`/`TOOLGATE_DEBUG`, anything with `RUST_LOG`.
-fn init_logging(debug: bool) {
+/// Diagnostics go to stderr only: stdout is the MCP transport. Warnings and the HTTP
+/// access log by default, debug with `--debug`/`TOOLGATE_DEBUG`, anything with
+/// `RUST_LOG`; one JSON object a line with `TOOLGATE_LOG_FORMAT=json`.
+fn init_logging(debug: bool, format: &str) {
     use tracing_subscriber::EnvFilter;
     let default = if debug {
-        "toolgate=debug,rmcp=info"
+        "toolgate=debug,toolgate_access=info,rmcp=info"
     } else {
-        "toolgate=warn,rmcp=error"
+        "toolgate=warn,toolgate_access=info,rmcp=error"
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+        .with_ansi(false);
+    match format {
+        "json" => builder.json().init(),
+        _ => builder.init(),
+    }
 }
 
 #[cfg(test)]

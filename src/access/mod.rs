@@ -207,6 +207,9 @@ fn needs(face: Face, method: &Method, path: &str) -> Option<Need> {
     if matches!(path, "/healthz" | "/readyz" | "/api/health") {
         return None;
     }
+    if path == "/metrics" {
+        return Some(Need::Admin);
+    }
     Some(match face {
         Face::Mcp => Need::Anyone,
         Face::Catalogue if *method == Method::POST || path.ends_with("/source") => Need::Scope(Scope::Run),
@@ -221,6 +224,8 @@ enum Need {
     Anyone,
     /// A principal holding this scope.
     Scope(Scope),
+    /// `admin`, or, with no keys file, any caller from a loopback address.
+    Admin,
 }
 
 /// The middleware: admits `request` as its principal (put in its extensions) or answers
@@ -247,9 +252,13 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
             );
         }
     };
-    if let Need::Scope(scope) = need
-        && !principal.may(scope)
-    {
+    let loopback_alone = !access.is_configured() && principal.address.is_some_and(|a| a.is_loopback());
+    let lacking = match need {
+        Need::Scope(scope) if !principal.may(scope) => Some(scope),
+        Need::Admin if !principal.may(Scope::Admin) && !loopback_alone => Some(Scope::Admin),
+        _ => None,
+    };
+    if let Some(scope) = lacking {
         let message = format!(
             "the key \"{}\" lacks the scope \"{}\" this call needs",
             principal.id,
@@ -258,6 +267,7 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
         return refuse(StatusCode::FORBIDDEN, "FORBIDDEN", &message);
     }
     if let Err(wait) = access.inner.limiter.request(&principal) {
+        crate::metrics::get().rate_limited("requests");
         let message = format!(
             "\"{}\" may make {} requests a minute and has used them; retry after {} s",
             principal.id,
@@ -274,8 +284,11 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
     // id, never the key).
     // At warn level, so the default filter (warnings) keeps it on the lines it passes.
     let span = tracing::warn_span!("request", principal = %principal.id);
-    request.extensions_mut().insert(principal);
-    next.run(request).instrument(span).await
+    request.extensions_mut().insert(principal.clone());
+    let mut answer = next.run(request).instrument(span).await;
+    // For the access log line, written outside this layer.
+    answer.extensions_mut().insert(principal);
+    answer
 }
 
 /// A wait as the whole seconds of a `Retry-After` header: rounded up, at least 1.
@@ -383,5 +396,6 @@ mod tests {
         );
         assert_eq!(need(Face::Mcp, Method::POST, "/mcp").as_deref(), Some("Anyone"));
         assert_eq!(need(Face::Mcp, Method::GET, "/readyz"), None);
+        assert_eq!(need(Face::Mcp, Method::GET, "/metrics").as_deref(), Some("Admin"));
     }
 }

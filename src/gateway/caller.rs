@@ -28,6 +28,8 @@ pub struct Caller {
     owner_principal: Arc<OnceLock<Arc<str>>>,
     /// The principal of the call at hand, when it came over HTTP.
     principal: Option<Principal>,
+    /// The id of the HTTP request the call at hand came in (`edge::observe`).
+    request: Option<Arc<str>>,
 }
 
 impl Caller {
@@ -41,6 +43,7 @@ impl Caller {
             log_level: Arc::default(),
             owner_principal: Arc::default(),
             principal: None,
+            request: None,
         }
     }
 
@@ -69,6 +72,18 @@ impl Caller {
             principal: Some(principal),
             ..self.clone()
         })
+    }
+
+    /// This caller making the call at hand for the HTTP request `id`, so its run's
+    /// history entry and log lines name the request.
+    #[must_use]
+    pub fn with_request(self, id: Option<Arc<str>>) -> Caller {
+        Caller { request: id, ..self }
+    }
+
+    /// The id of the HTTP request of the call at hand: `None` over stdio.
+    pub fn request(&self) -> Option<&str> {
+        self.request.as_deref()
     }
 
     /// The principal of the call at hand: `None` over stdio.

@@ -166,9 +166,12 @@ impl Gateway {
         // Every line logged while the run goes names it, its tool and its principal (the
         // key's id, never the key; none over stdio). At warn level, so the default filter
         // (warnings) keeps the span on the lines it lets through.
-        let span = tracing::warn_span!("run", run = %id, tool = %entry.name(), principal = tracing::field::Empty);
+        let span = tracing::warn_span!("run", run = %id, tool = %entry.name(), principal = tracing::field::Empty, request = tracing::field::Empty);
         if let Some(principal) = caller.principal() {
             span.record("principal", tracing::field::display(&principal.id));
+        }
+        if let Some(request) = caller.request() {
+            span.record("request", tracing::field::display(request));
         }
         self.call_as(caller, entry, params, cancel, id).instrument(span).await
     }
@@ -186,7 +189,9 @@ impl Gateway {
         tracing::debug!("running");
         let admitted = match (&self.limiter, caller.principal()) {
             (Some(limiter), Some(principal)) => tokio::select! {
-                admitted = limiter.run(principal) => admitted.map(Some),
+                admitted = limiter.run(principal) => admitted.map(Some).inspect_err(|_| {
+                    crate::metrics::get().rate_limited("runs");
+                }),
                 () = cancel.cancelled() => Err(Error::Cancelled),
             },
             _ => Ok(None),
@@ -210,7 +215,7 @@ impl Gateway {
             duration: clock.elapsed(),
             produced,
         };
-        record(caller, &run, started, &params);
+        record(caller, entry, &run, started, &params);
         run
     }
 
@@ -309,8 +314,9 @@ impl Gateway {
     }
 }
 
-/// Stores a finished run in its caller's history.
-fn record(caller: &Caller, run: &Run, started: SystemTime, input: &Value) {
+/// Stores a finished run of `entry` in its caller's history, and counts it in the
+/// metrics by family and outcome.
+fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: &Value) {
     let recorded = run.recorded();
     let ended = match run.error() {
         None => Ended::Ok(&recorded),
@@ -327,5 +333,16 @@ fn record(caller: &Caller, run: &Run, started: SystemTime, input: &Value) {
         input,
         ended,
         principal: caller.principal().map(|p| &*p.id),
+        request_id: caller.request(),
     });
+    let family = match entry {
+        Entry::Catalogue { .. } => "catalogue",
+        Entry::Upstream { .. } => "upstream",
+        Entry::Builtin(b) => match b.kind {
+            Kind::Snippet { .. } => "javascript",
+            Kind::Nyxilum(_) => "nyxilum",
+        },
+    };
+    let code = run.error().map_or("ok", |e| e.code());
+    crate::metrics::get().run(family, code);
 }

@@ -151,6 +151,7 @@ mod tests {
             result,
             truncated,
             principal: None,
+            request_id: None,
         }
     }
 

@@ -64,6 +64,8 @@ pub struct Record {
     /// The principal it ran for over HTTP (a key's id or `anonymous`, never the key);
     /// `None` over stdio.
     pub principal: Option<String>,
+    /// The id of the HTTP request it came in (its access log line's `request_id`).
+    pub request_id: Option<String>,
 }
 
 /// A run as it finished, to be recorded.
@@ -83,6 +85,8 @@ pub struct Finished<'a> {
     pub ended: Ended<'a>,
     /// The principal it ran for, over HTTP.
     pub principal: Option<&'a str>,
+    /// The HTTP request it came in.
+    pub request_id: Option<&'a str>,
 }
 
 /// How a run ended, with its payload.
@@ -114,10 +118,14 @@ impl Record {
         summary
     }
 
-    /// Adds `"principal"` to `body` (an object) when the run had one.
+    /// Adds `"principal"` and `"request_id"` to `body` (an object) when the run came
+    /// over HTTP.
     pub fn name_principal(&self, body: &mut Value) {
-        if let (Some(principal), Some(object)) = (&self.principal, body.as_object_mut()) {
-            object.insert("principal".to_owned(), Value::String(principal.clone()));
+        let Some(object) = body.as_object_mut() else { return };
+        for (key, value) in [("principal", &self.principal), ("request_id", &self.request_id)] {
+            if let Some(value) = value {
+                object.insert(key.to_owned(), Value::String(value.clone()));
+            }
         }
     }
 }
@@ -179,6 +187,7 @@ impl History {
             result,
             truncated: input_cut || result_cut,
             principal: run.principal.map(str::to_owned),
+            request_id: run.request_id.map(str::to_owned),
         };
         let mut runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if runs.len() == HISTORY_RUNS {
@@ -227,6 +236,7 @@ mod tests {
         let ended = Ended::Ok(&result);
         h.record(Finished {
             principal: None,
+            request_id: None,
             id: format!("r{n}"),
             slug: "echo",
             started: SystemTime::now(),
@@ -280,6 +290,7 @@ mod tests {
         let body = json!({"error": "/pwd: \"hunter2-longer\" is longer than 5 characters", "code": "INVALID_PARAMS"});
         h.record(Finished {
             principal: None,
+            request_id: None,
             id: "r1".into(),
             slug: "echo",
             started: SystemTime::now(),

@@ -65,8 +65,11 @@ impl Handler {
     #[must_use]
     pub fn for_new_session(&self) -> Handler {
         let caller = Caller::new();
+        let mut ending = Ending::new(&self.gateway, &caller);
+        ending.counted = true;
+        crate::metrics::get().sessions(1);
         Handler {
-            _ending: Arc::new(Ending::new(&self.gateway, &caller)),
+            _ending: Arc::new(ending),
             watch: Arc::new(Watch::new(self.name.clone(), caller.clone())),
             caller,
             ..self.clone()
@@ -108,6 +111,8 @@ impl Handler {
 struct Ending {
     gateway: Arc<Gateway>,
     owner: u64,
+    /// Counted among the live sessions of the metrics (an HTTP session).
+    counted: bool,
 }
 
 impl Ending {
@@ -115,12 +120,16 @@ impl Ending {
         Ending {
             gateway: gateway.clone(),
             owner: caller.owner(),
+            counted: false,
         }
     }
 }
 
 impl Drop for Ending {
     fn drop(&mut self) {
+        if self.counted {
+            crate::metrics::get().sessions(-1);
+        }
         // Without a runtime (the process is ending) every REPL session is closed anyway.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (gateway, owner) = (self.gateway.clone(), self.owner);
@@ -340,7 +349,8 @@ impl ServerHandler for Handler {
             Some(Ok(caller)) => caller,
             Some(Err(e)) => return Ok(failure(&e).into()),
             None => self.caller.clone(),
-        };
+        }
+        .with_request(request_id(&context));
         if request.name == self.name {
             let progress = token.map(|token| Progress {
                 peer: context.peer.clone(),
@@ -396,4 +406,10 @@ fn principal(context: &RequestContext<RoleServer>) -> Option<Principal> {
         .extensions
         .get::<Principal>()
         .cloned()
+}
+
+/// The id `edge::observe` gave the HTTP request of this call, when it came over HTTP.
+fn request_id(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+    let parts = context.extensions.get::<axum::http::request::Parts>()?;
+    Some(parts.extensions.get::<crate::edge::observe::RequestId>()?.0.clone())
 }

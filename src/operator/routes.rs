@@ -15,6 +15,7 @@ use serde_json::json;
 use crate::access::{self, Access, Face, Principal};
 use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
 use crate::catalogue::Snapshot;
+use crate::edge::observe::{self, RequestId};
 use crate::edge::{self, Connections, probes};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway};
@@ -65,10 +66,12 @@ pub async fn serve(
     let tools = gateway.snapshot().await.map(|s| s.tools().len()).unwrap_or(0);
     let app = router(gateway.clone())
         .merge(probes::router(gateway))
+        .merge(observe::router())
         .layer(axum::middleware::from_fn_with_state(
             (access, Face::Catalogue),
             access::enforce,
-        ));
+        ))
+        .layer(axum::middleware::from_fn(observe::observe));
     eprintln!("toolgate catalogue API serving {tools} tools at http://{addr}/api");
     let stopping = CancellationToken::new();
     let stop = stopping.clone();
@@ -136,9 +139,10 @@ async fn run(
     State(Api { gateway: gw, .. }): Gw,
     Path(slug): Path<String>,
     principal: Option<Extension<Principal>>,
+    request: Option<Extension<RequestId>>,
     body: Bytes,
 ) -> Response {
-    let request: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
+    let params: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
         RunRequest { params: json!({}) }
     } else {
         match serde_json::from_slice(&body) {
@@ -164,10 +168,9 @@ async fn run(
     let caller = match principal {
         Some(Extension(p)) => Caller::for_principal(p),
         None => Caller::new(),
-    };
-    let run = gw
-        .call(&caller, &entry, request.params, &CancellationToken::new())
-        .await;
+    }
+    .with_request(request.map(|Extension(id)| id.0));
+    let run = gw.call(&caller, &entry, params.params, &CancellationToken::new()).await;
     let duration_ms = run.duration.as_millis() as u64;
     let output = run.produced.output;
     match run.produced.ended {
