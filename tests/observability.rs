@@ -139,6 +139,9 @@ async fn each_request_has_one_json_access_log_line_whose_id_is_in_the_runs_histo
     assert_eq!(answer.status(), 200);
     let id = answer.headers()["x-request-id"].to_str().unwrap().to_owned();
     assert_eq!(id.len(), 16, "{id}");
+    // The answer's stream ends once the call has answered (and its run is recorded).
+    let body = answer.text().await.unwrap();
+    assert!(body.contains("\"success\":true"), "{body}");
     let mut session = session;
     let history = session.call("toolgate", json!({"command": "history"})).await;
     assert_eq!(history["runs"][0]["request_id"], id.as_str(), "{history}");
