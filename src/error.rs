@@ -161,6 +161,14 @@ pub enum Error {
         /// Its last error, in words.
         reason: String,
     },
+    /// The caller's principal lacks the scope the call needs (an HTTP server's key).
+    #[error("The key \"{principal}\" lacks the scope \"{scope}\" this call needs; ask the operator for a key with it.")]
+    Forbidden {
+        /// The principal's id (never the key).
+        principal: String,
+        /// The scope it lacks.
+        scope: &'static str,
+    },
     /// The client cancelled the call before it finished; the run was stopped.
     #[error("The call was cancelled by the client.")]
     Cancelled,
@@ -219,6 +227,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "UNAUTHORIZED",
         "no",
         "the API refused the key: the operator must fix TOOLGATE_API_KEY",
+    ),
+    (
+        "FORBIDDEN",
+        "no",
+        "this server's key lacks the scope the call needs: use another tool or another key",
     ),
     (
         "EXECUTION_ERROR",
@@ -322,6 +335,7 @@ impl Error {
             Error::ApiUnreachable { .. } => "API_UNREACHABLE",
             Error::Api { .. } => "API_ERROR",
             Error::Unauthorized { .. } => "UNAUTHORIZED",
+            Error::Forbidden { .. } => "FORBIDDEN",
             Error::Execution { .. } => "EXECUTION_ERROR",
             Error::ResourceLimit { .. } => "RESOURCE_LIMIT",
             Error::NoSource { .. } => "NO_SOURCE",
@@ -351,6 +365,7 @@ impl Error {
             | Error::BatchTooLarge { .. }
             | Error::BatchInvalid { .. }
             | Error::Unauthorized { .. }
+            | Error::Forbidden { .. }
             | Error::Execution { .. }
             | Error::ResourceLimit { .. }
             | Error::NoSource { .. }
@@ -452,6 +467,14 @@ mod tests {
                     message: s(),
                 },
                 "UNAUTHORIZED",
+                false,
+            ),
+            (
+                Error::Forbidden {
+                    principal: s(),
+                    scope: "run",
+                },
+                "FORBIDDEN",
                 false,
             ),
             (Error::Execution { message: s() }, "EXECUTION_ERROR", false),

@@ -107,3 +107,45 @@ async fn runs_in_history_and_log_lines_name_the_principal_never_the_key() {
     assert!(!line.contains(&key), "{line}");
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn over_http_each_tool_needs_its_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("keys.json");
+    let runner = new_key(&file, "run", "runner").await;
+    let coder = new_key(&file, "runtimes,search", "coder").await;
+    let catalogue = fixtures().display().to_string();
+    let gate = HttpGate::start(&[
+        ("TOOLGATE_CATALOGUE", &catalogue),
+        ("TOOLGATE_RUNTIMES", "js"),
+        ("TOOLGATE_KEYS_FILE", file.to_str().unwrap()),
+    ])
+    .await;
+    let code = json!({"code": "return 1 + 1"});
+    let mut runner = Session::open_keyed(&gate.url, &runner).await;
+    assert_eq!(runner.call("echo", json!({"message": "m"})).await["success"], true);
+    let refused = runner.call("run_javascript", code.clone()).await;
+    assert_eq!(refused["code"], "FORBIDDEN", "{refused}");
+    assert!(refused["error"].as_str().unwrap().contains("runtimes"), "{refused}");
+    let search = runner
+        .call("toolgate", json!({"command": "search", "query": "echo"}))
+        .await;
+    assert_eq!(search["code"], "FORBIDDEN", "{search}");
+    let listed = runner.call("toolgate", json!({"command": "list"})).await;
+    assert_eq!(listed["code"], "FORBIDDEN", "{listed}");
+
+    let mut coder = Session::open_keyed(&gate.url, &coder).await;
+    let ran = coder.call("run_javascript", code).await;
+    assert_eq!(ran["result"], 2, "{ran}");
+    let via_meta = coder
+        .call(
+            "toolgate",
+            json!({"command": "run", "slug": "echo", "params": {"message": "m"}}),
+        )
+        .await;
+    assert_eq!(via_meta["code"], "FORBIDDEN", "{via_meta}");
+    let schema = coder
+        .call("toolgate", json!({"command": "schema", "slug": "echo"}))
+        .await;
+    assert!(schema.get("code").is_none(), "{schema}");
+}

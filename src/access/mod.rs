@@ -6,9 +6,12 @@
 //! caller is anonymous (allowed on loopback, or anywhere with `--allow-anonymous`);
 //! with one, a request without a key is anonymous only if `--allow-anonymous` is given,
 //! else 401, and an unknown key is 401 either way. Anonymous callers may search and run
-//! catalogue tools. On `catalogue serve` listing and schemas need `search`, a run or a
-//! tool's source needs `run`; on `--http` any valid key admits a request to `/mcp` (per
-//! tool scopes there are a later step). Probes and `/api/health` are open.
+//! catalogue tools, and without a keys file run code too. On `catalogue serve` listing
+//! and schemas need `search`, a run or a tool's source needs `run`; on `--http` any valid
+//! key admits a request to `/mcp`, and each call is then held to its scope by the
+//! gateway (`runtimes` for `run_javascript`/`run_typescript`/`nyxilum_*`, `run` for
+//! catalogue and upstream tools) and the meta-tool (`search` for search, list,
+//! schema). Probes and `/api/health` are open; `/metrics` needs `admin`.
 //!
 //! Every admitted request then draws from its principal's request bucket (`rate.rs`);
 //! past it the answer is 429 with `Retry-After`. Runs draw from their own bucket in the
@@ -191,9 +194,16 @@ impl Access {
                 }))
             }
             _ if self.is_configured() && !self.inner.allow_anonymous => Ok(None),
+            // Without keys, anonymous callers are everyone (on loopback, or as the operator
+            // allowed): they may also run code where the operator enabled the runtimes.
+            // With keys, an anonymous caller never may.
             _ => Ok(Some(Principal {
                 id: Arc::from("anonymous"),
-                scopes: vec![Scope::Search, Scope::Run],
+                scopes: if self.is_configured() {
+                    vec![Scope::Search, Scope::Run]
+                } else {
+                    vec![Scope::Search, Scope::Run, Scope::Runtimes]
+                },
                 per_minute: self.inner.limiter.rates().anonymous_per_minute,
                 anonymous: true,
                 address,

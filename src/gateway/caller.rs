@@ -11,7 +11,7 @@
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::access::Principal;
+use crate::access::{Principal, Scope};
 use crate::error::Error;
 use crate::history::History;
 
@@ -84,6 +84,18 @@ impl Caller {
     /// The id of the HTTP request of the call at hand: `None` over stdio.
     pub fn request(&self) -> Option<&str> {
         self.request.as_deref()
+    }
+
+    /// `Ok` if the call at hand may use `scope`: always over stdio, else when its
+    /// principal holds it (`FORBIDDEN` naming the principal and scope otherwise).
+    pub fn may(&self, scope: Scope) -> Result<(), Error> {
+        match &self.principal {
+            Some(p) if !p.may(scope) => Err(Error::Forbidden {
+                principal: p.id.to_string(),
+                scope: scope.name(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The principal of the call at hand: `None` over stdio.

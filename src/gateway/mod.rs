@@ -22,7 +22,7 @@ use tracing::Instrument;
 pub use caller::Caller;
 pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
 
-use crate::access::Limiter;
+use crate::access::{Limiter, Scope};
 use crate::catalogue::{Returns, Snapshot, Store};
 use crate::error::Error;
 use crate::exec::Executor;
@@ -187,8 +187,15 @@ impl Gateway {
     ) -> Run {
         let (started, clock) = (SystemTime::now(), Instant::now());
         tracing::debug!("running");
-        let admitted = match (&self.limiter, caller.principal()) {
-            (Some(limiter), Some(principal)) => tokio::select! {
+        // The scope the family needs (`runtimes` for code, `run` for tools), then the
+        // principal's limits.
+        let scope = match entry {
+            Entry::Builtin(_) => Scope::Runtimes,
+            Entry::Catalogue { .. } | Entry::Upstream { .. } => Scope::Run,
+        };
+        let admitted = match (caller.may(scope), &self.limiter, caller.principal()) {
+            (Err(e), _, _) => Err(e),
+            (Ok(()), Some(limiter), Some(principal)) => tokio::select! {
                 admitted = limiter.run(principal) => admitted.map(Some).inspect_err(|_| {
                     crate::metrics::get().rate_limited("runs");
                 }),

@@ -237,6 +237,7 @@ fn status(e: &Error) -> StatusCode {
         Error::SessionLimit { .. } => StatusCode::CONFLICT,
         Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         Error::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
+        Error::Forbidden { .. } => StatusCode::FORBIDDEN,
         Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
         Error::ApiUnreachable { .. } => StatusCode::BAD_GATEWAY,
         // A federated MCP server behind this one is down: retryable, like a 503.
@@ -300,6 +301,10 @@ mod tests {
             Error::Unauthorized {
                 status: 401,
                 message: s(),
+            },
+            Error::Forbidden {
+                principal: s(),
+                scope: "run",
             },
             Error::Execution { message: s() },
             Error::ResourceLimit { what: s(), limit: s() },
