@@ -311,7 +311,12 @@ fn status_error(url: &Url, status: StatusCode, retry_after: Option<Duration>, bo
                 message,
             };
         }
-        429 => return Error::RateLimited { retry_after },
+        429 => {
+            return Error::RateLimited {
+                what: "the catalogue API is limiting this client".to_owned(),
+                retry_after,
+            };
+        }
         _ => {}
     }
     match parsed.as_ref().map(|b| b.code.as_str()) {

@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::access::Rates;
 use crate::catalogue::SourceSpec;
 use crate::catalogue::source::api_base;
 use crate::edge::Connections;
@@ -55,6 +56,8 @@ pub struct Config {
     /// Whether callers without a key are served (`--allow-anonymous`): needed to serve
     /// a non-loopback address without a keys file.
     pub allow_anonymous: bool,
+    /// Request and run rates, and runs at once, per principal of both HTTP servers.
+    pub rates: Rates,
     /// The `mcpServers` file of upstream MCP servers (`TOOLGATE_UPSTREAMS`), read when
     /// the server starts. By default, none.
     pub upstreams: Option<upstream::Source>,
@@ -125,6 +128,12 @@ pub struct Raw {
     pub keys_file: Option<PathBuf>,
     /// `TOOLGATE_ALLOW_ANONYMOUS`.
     pub allow_anonymous: bool,
+    /// `TOOLGATE_REQUESTS_PER_MINUTE`.
+    pub requests_per_minute: u64,
+    /// `TOOLGATE_ANONYMOUS_PER_MINUTE`.
+    pub anonymous_per_minute: u64,
+    /// `TOOLGATE_PRINCIPAL_CONCURRENT_RUNS`; 0 means half of the JavaScript runs at once.
+    pub principal_concurrent_runs: u64,
     /// `TOOLGATE_UPSTREAMS`.
     pub upstreams: Option<PathBuf>,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
@@ -154,6 +163,10 @@ const UPSTREAM_PING_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
 const MAX_CONNECTIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000_000;
 /// Accepted range of `TOOLGATE_HTTP_HEADER_TIMEOUT_MS`: 100 ms to an hour.
 const HEADER_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=3_600_000;
+/// Accepted range of `TOOLGATE_REQUESTS_PER_MINUTE` and `TOOLGATE_ANONYMOUS_PER_MINUTE`.
+const PER_MINUTE_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000_000_000;
+/// Accepted range of `TOOLGATE_PRINCIPAL_CONCURRENT_RUNS` (0: the default).
+const PRINCIPAL_RUNS_RANGE: std::ops::RangeInclusive<u64> = 0..=100_000;
 /// Accepted range of `TOOLGATE_JS_HEAP_MB`.
 const JS_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=16_384;
 
@@ -219,6 +232,21 @@ impl Config {
             raw.http_header_timeout_ms,
             HEADER_TIMEOUT_MS_RANGE,
         )?;
+        check_range(
+            "TOOLGATE_REQUESTS_PER_MINUTE",
+            raw.requests_per_minute,
+            PER_MINUTE_RANGE,
+        )?;
+        check_range(
+            "TOOLGATE_ANONYMOUS_PER_MINUTE",
+            raw.anonymous_per_minute,
+            PER_MINUTE_RANGE,
+        )?;
+        check_range(
+            "TOOLGATE_PRINCIPAL_CONCURRENT_RUNS",
+            raw.principal_concurrent_runs,
+            PRINCIPAL_RUNS_RANGE,
+        )?;
         let connections = Connections {
             max: usize::try_from(raw.http_max_connections).unwrap_or(usize::MAX),
             per_address: usize::try_from(raw.http_max_connections_per_address).unwrap_or(usize::MAX),
@@ -257,6 +285,15 @@ impl Config {
             validators: usize::try_from(raw.validators).unwrap_or(usize::MAX),
             ..Limits::default()
         };
+        let rates = Rates {
+            requests_per_minute: u32::try_from(raw.requests_per_minute).unwrap_or(u32::MAX),
+            anonymous_per_minute: u32::try_from(raw.anonymous_per_minute).unwrap_or(u32::MAX),
+            runs_at_once: match raw.principal_concurrent_runs {
+                0 => (limits.js_concurrent_runs / 2).max(1),
+                n => usize::try_from(n).unwrap_or(usize::MAX),
+            },
+            queue_wait: limits.js_wall_clock,
+        };
         Ok(Config {
             source,
             api_key: raw.api_key.filter(|k| !k.trim().is_empty()),
@@ -272,6 +309,7 @@ impl Config {
             connections,
             keys_file: raw.keys_file.filter(|p| !p.as_os_str().is_empty()),
             allow_anonymous: raw.allow_anonymous,
+            rates,
             upstreams: raw
                 .upstreams
                 .filter(|p| !p.as_os_str().is_empty())
@@ -343,6 +381,8 @@ mod tests {
             http_max_connections_per_address: 128,
             http_header_timeout_ms: 10_000,
             validators: 4_096,
+            requests_per_minute: 1_200,
+            anonymous_per_minute: 30,
             ..Raw::default()
         }
     }
@@ -447,6 +487,19 @@ mod tests {
             Config::from_raw(raw()).unwrap().fetch_allow.is_empty(),
             "empty by default"
         );
+    }
+
+    #[test]
+    fn runs_at_once_per_principal_default_to_half_the_javascript_runs() {
+        let mut r = raw();
+        assert_eq!(Config::from_raw(r.clone()).unwrap().rates.runs_at_once, 4);
+        r.js_concurrent_runs = 1;
+        assert_eq!(Config::from_raw(r.clone()).unwrap().rates.runs_at_once, 1);
+        r.principal_concurrent_runs = 3;
+        assert_eq!(Config::from_raw(r.clone()).unwrap().rates.runs_at_once, 3);
+        r.anonymous_per_minute = 0;
+        let e = Config::from_raw(r).unwrap_err();
+        assert!(e.contains("TOOLGATE_ANONYMOUS_PER_MINUTE"), "{e}");
     }
 
     #[test]

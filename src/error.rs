@@ -68,9 +68,12 @@ pub enum Error {
         /// The deadline that passed.
         after: Duration,
     },
-    /// The catalogue API answered 429.
-    #[error("The catalogue API is rate limiting this client.{}", retry_hint(retry_after))]
+    /// A rate limit refused the call: the catalogue API answered 429, or this server's
+    /// own limit for the caller (`access::rate`) was reached.
+    #[error("Rate limited: {what}.{}", retry_hint(retry_after))]
     RateLimited {
+        /// Whose limit, in words.
+        what: String,
         /// How long the API asked us to wait, when it said.
         retry_after: Option<Duration>,
     },
@@ -158,6 +161,14 @@ pub enum Error {
         /// Its last error, in words.
         reason: String,
     },
+    /// The caller's principal lacks the scope the call needs (an HTTP server's key).
+    #[error("The key \"{principal}\" lacks the scope \"{scope}\" this call needs; ask the operator for a key with it.")]
+    Forbidden {
+        /// The principal's id (never the key).
+        principal: String,
+        /// The scope it lacks.
+        scope: &'static str,
+    },
     /// The client cancelled the call before it finished; the run was stopped.
     #[error("The call was cancelled by the client.")]
     Cancelled,
@@ -204,7 +215,7 @@ pub const CODES: &[(&str, &str, &str)] = &[
     (
         "RATE_LIMITED",
         "yes",
-        "the API is limiting calls: wait retry_after_ms, then retry",
+        "a rate limit was reached (the API's or this server's): wait retry_after_ms, then retry",
     ),
     ("API_UNREACHABLE", "yes", "the catalogue API is down: retry later"),
     (
@@ -216,6 +227,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "UNAUTHORIZED",
         "no",
         "the API refused the key: the operator must fix TOOLGATE_API_KEY",
+    ),
+    (
+        "FORBIDDEN",
+        "no",
+        "this server's key lacks the scope the call needs: use another tool or another key",
     ),
     (
         "EXECUTION_ERROR",
@@ -319,6 +335,7 @@ impl Error {
             Error::ApiUnreachable { .. } => "API_UNREACHABLE",
             Error::Api { .. } => "API_ERROR",
             Error::Unauthorized { .. } => "UNAUTHORIZED",
+            Error::Forbidden { .. } => "FORBIDDEN",
             Error::Execution { .. } => "EXECUTION_ERROR",
             Error::ResourceLimit { .. } => "RESOURCE_LIMIT",
             Error::NoSource { .. } => "NO_SOURCE",
@@ -348,6 +365,7 @@ impl Error {
             | Error::BatchTooLarge { .. }
             | Error::BatchInvalid { .. }
             | Error::Unauthorized { .. }
+            | Error::Forbidden { .. }
             | Error::Execution { .. }
             | Error::ResourceLimit { .. }
             | Error::NoSource { .. }
@@ -363,7 +381,7 @@ impl Error {
     /// How long the caller should wait before retrying, when the failure says.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            Error::RateLimited { retry_after } => *retry_after,
+            Error::RateLimited { retry_after, .. } => *retry_after,
             _ => None,
         }
     }
@@ -418,7 +436,14 @@ mod tests {
             (Error::BatchTooLarge { count: 11, limit: 10 }, "BATCH_TOO_LARGE", false),
             (Error::BatchInvalid { problems: vec![] }, "BATCH_INVALID", false),
             (Error::Timeout { what: s(), after: d }, "TIMEOUT", true),
-            (Error::RateLimited { retry_after: Some(d) }, "RATE_LIMITED", true),
+            (
+                Error::RateLimited {
+                    what: "x".into(),
+                    retry_after: Some(d),
+                },
+                "RATE_LIMITED",
+                true,
+            ),
             (Error::ApiUnreachable { url: s(), reason: s() }, "API_UNREACHABLE", true),
             (
                 Error::Api {
@@ -442,6 +467,14 @@ mod tests {
                     message: s(),
                 },
                 "UNAUTHORIZED",
+                false,
+            ),
+            (
+                Error::Forbidden {
+                    principal: s(),
+                    scope: "run",
+                },
+                "FORBIDDEN",
                 false,
             ),
             (Error::Execution { message: s() }, "EXECUTION_ERROR", false),

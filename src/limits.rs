@@ -180,12 +180,23 @@ pub const READY_WAIT: Duration = Duration::from_millis(500);
 /// Random bytes in a key made by `toolgate keys new` (shown as hex after `tg_`).
 pub const KEY_BYTES: usize = 32;
 
-/// Calls a minute a key may make unless its entry says otherwise.
+/// Runs a minute a key may start unless its entry says otherwise.
 pub const KEY_PER_MINUTE: u32 = 600;
 
-/// Calls a minute an anonymous caller (one client address) may make: the NexusBloom
-/// seed's free tier.
+/// Runs a minute an anonymous caller (one client address) may start: the NexusBloom
+/// seed's free tier. `TOOLGATE_ANONYMOUS_PER_MINUTE` changes it.
 pub const ANONYMOUS_PER_MINUTE: u32 = 30;
+
+/// HTTP requests a minute one principal (a key, or an anonymous client address) may
+/// make, whatever they ask for: 1,200, 20 a second sustained with a minute's burst. An
+/// MCP call is a handful of requests (initialize, notifications, list, call), so this is
+/// well above any run rate; it bounds a client that loops on cheap requests.
+/// `TOOLGATE_REQUESTS_PER_MINUTE` changes it.
+pub const REQUESTS_PER_MINUTE: u32 = 1_200;
+
+/// How often rate buckets that have refilled, and run places nobody holds, are
+/// forgotten, so memory follows the callers seen in the last minute.
+pub const RATE_PRUNE_EVERY: Duration = Duration::from_secs(60);
 
 /// How often the keys file is checked for a change (SIGHUP reads it at once).
 pub const KEYS_POLL: Duration = Duration::from_secs(2);

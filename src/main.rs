@@ -103,6 +103,9 @@ struct Cli {
     /// Diagnostics to stderr at debug level.
     #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     debug: bool,
+    /// Diagnostics and the HTTP access log as `text` lines or `json` objects.
+    #[arg(long, env = "TOOLGATE_LOG_FORMAT", global = true, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
     /// Serve MCP over Streamable HTTP at ADDR (default 127.0.0.1:8765; port 0 picks a
     /// free one, printed on stderr) at /mcp, instead of stdio.
     #[arg(long, env = "TOOLGATE_HTTP", value_name = "ADDR", num_args = 0..=1, default_missing_value = limits::HTTP_LISTEN)]
@@ -139,6 +142,16 @@ struct Cli {
     /// needed to serve a non-loopback address without a keys file.
     #[arg(long, env = "TOOLGATE_ALLOW_ANONYMOUS", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     allow_anonymous: bool,
+    /// Both HTTP servers: requests a minute per principal (a key, or an anonymous address).
+    #[arg(long, env = "TOOLGATE_REQUESTS_PER_MINUTE", global = true, default_value_t = limits::REQUESTS_PER_MINUTE.into())]
+    requests_per_minute: u64,
+    /// Both HTTP servers: runs a minute per anonymous client address.
+    #[arg(long, env = "TOOLGATE_ANONYMOUS_PER_MINUTE", global = true, default_value_t = limits::ANONYMOUS_PER_MINUTE.into())]
+    anonymous_per_minute: u64,
+    /// Both HTTP servers: runs one principal may have going at once (more wait, within
+    /// the run deadline); 0 is half of --js-concurrent-runs.
+    #[arg(long, env = "TOOLGATE_PRINCIPAL_CONCURRENT_RUNS", global = true, default_value_t = 0)]
+    principal_concurrent_runs: u64,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -219,7 +232,7 @@ fn main() -> ExitCode {
         return toolgate::exec::js::worker_main();
     }
     let cli = Cli::parse();
-    init_logging(cli.debug);
+    init_logging(cli.debug, &cli.log_format);
     if cli.version {
         println!("toolgate {}", env!("CARGO_PKG_VERSION"));
         let layers = toolgate::sandbox::Sandbox::get().layers();
@@ -287,6 +300,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         http_header_timeout_ms: cli.http_header_timeout_ms,
         keys_file: cli.keys_file,
         allow_anonymous: cli.allow_anonymous,
+        requests_per_minute: cli.requests_per_minute,
+        anonymous_per_minute: cli.anonymous_per_minute,
+        principal_concurrent_runs: cli.principal_concurrent_runs,
         upstreams: cli.upstreams,
         upstream_ping_ms: cli.upstream_ping_ms,
         validators: cli.validators,
@@ -314,7 +330,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 None => config.choose_source(source.as_deref())?,
             }
             let access = access(&config, &listen)?;
-            let gateway = gateway(&config, true, None)?;
+            let gateway = gateway(&config, true, None, Some(access.limiter()))?;
             toolgate::operator::serve(gateway, &listen, config.connections, access, terminated()).await
         }
         Some(Command::Keys { .. }) => Ok(()),
@@ -329,7 +345,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             config.choose_source(source.as_deref())?;
             let text =
                 std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
-            let snapshot = gateway(&config, false, None)?
+            let snapshot = gateway(&config, false, None, None)?
                 .snapshot()
                 .await
                 .map_err(|e| e.to_string())?;
@@ -369,6 +385,10 @@ async fn run(cli: Cli) -> Result<(), String> {
                     toolgate::limits::SANDBOX_UNPRIVILEGED_ID
                 );
             }
+            let access = match &config.http {
+                Some(settings) => Some(access(&config, &settings.listen)?),
+                None => None,
+            };
             let upstreams = match &config.upstreams {
                 None => None,
                 Some(source) => {
@@ -381,26 +401,22 @@ async fn run(cli: Cli) -> Result<(), String> {
                     Some(upstreams)
                 }
             };
-            let gateway = gateway(&config, true, upstreams.clone())?;
+            let gateway = gateway(&config, true, upstreams.clone(), access.as_ref().map(|a| a.limiter()))?;
             let handler = Handler::new(
                 gateway.clone(),
                 config.name.clone(),
                 config.advertise,
                 config.limits.advertise_bytes,
             );
-            let served = match &config.http {
+            let served = match (&config.http, access) {
                 // Over HTTP, SIGTERM and SIGINT stop new connections and give running
                 // calls a grace before every session ends.
-                Some(settings) => match access(&config, &settings.listen) {
-                    Ok(access) => {
-                        toolgate::transport::http::serve(handler, settings, config.connections, access, terminated())
-                            .await
-                    }
-                    Err(e) => Err(e),
-                },
+                (Some(settings), Some(access)) => {
+                    toolgate::transport::http::serve(handler, settings, config.connections, access, terminated()).await
+                }
                 // SIGTERM and SIGINT end the session like a closed stdin, so the cleanup
                 // below runs instead of the process dying with children left behind.
-                None => tokio::select! {
+                _ => tokio::select! {
                     served = toolgate::transport::stdio::serve(handler) => served,
                     signal = terminated() => {
                         tracing::debug!("{signal}: shutting down");
@@ -484,15 +500,21 @@ fn eval(snapshot: &toolgate::catalogue::Snapshot, text: &str, show_misses: usize
 /// watched), and a refusal to serve a non-loopback address to anonymous callers unless
 /// the operator asked for it.
 fn access(config: &Config, listen: &str) -> Result<toolgate::access::Access, String> {
-    let access = toolgate::access::Access::open(config.keys_file.as_deref(), config.allow_anonymous)?;
+    let access = toolgate::access::Access::open(config.keys_file.as_deref(), config.allow_anonymous, config.rates)?;
     access.check_exposure(listen)?;
     access.watch();
     Ok(access)
 }
 
-/// The gateway `config` describes, with `upstreams` joined to its catalogue; `serving`
-/// starts the idle JavaScript workers now.
-fn gateway(config: &Config, serving: bool, upstreams: Option<Arc<Upstreams>>) -> Result<Arc<Gateway>, String> {
+/// The gateway `config` describes, with `upstreams` joined to its catalogue and runs
+/// admitted through `limiter` (an HTTP server's); `serving` starts the idle JavaScript
+/// workers now.
+fn gateway(
+    config: &Config,
+    serving: bool,
+    upstreams: Option<Arc<Upstreams>>,
+    limiter: Option<Arc<toolgate::access::Limiter>>,
+) -> Result<Arc<Gateway>, String> {
     let client = match &config.source {
         SourceSpec::Http(base) => Some(ApiClient::new(
             base,
@@ -529,28 +551,35 @@ fn gateway(config: &Config, serving: bool, upstreams: Option<Arc<Upstreams>>) ->
         exec.prewarm();
     }
     let builtins = Builtins::new(config.runtimes, &config.limits);
-    let gateway = Gateway::new(store, exec, builtins, config.limits.clone());
+    let mut gateway = Gateway::new(store, exec, builtins, config.limits.clone());
+    if let Some(limiter) = limiter {
+        gateway = gateway.with_limiter(limiter);
+    }
     Ok(Arc::new(match upstreams {
         Some(upstreams) => gateway.with_upstreams(upstreams),
         None => gateway,
     }))
 }
 
-/// Diagnostics go to stderr only: stdout is the MCP transport. Warnings by default,
-/// debug with `--debug`/`TOOLGATE_DEBUG`, anything with `RUST_LOG`.
-fn init_logging(debug: bool) {
+/// Diagnostics go to stderr only: stdout is the MCP transport. Warnings and the HTTP
+/// access log by default, debug with `--debug`/`TOOLGATE_DEBUG`, anything with
+/// `RUST_LOG`; one JSON object a line with `TOOLGATE_LOG_FORMAT=json`.
+fn init_logging(debug: bool, format: &str) {
     use tracing_subscriber::EnvFilter;
     let default = if debug {
-        "toolgate=debug,rmcp=info"
+        "toolgate=debug,toolgate_access=info,rmcp=info"
     } else {
-        "toolgate=warn,rmcp=error"
+        "toolgate=warn,toolgate_access=info,rmcp=error"
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+        .with_ansi(false);
+    match format {
+        "json" => builder.json().init(),
+        _ => builder.init(),
+    }
 }
 
 #[cfg(test)]

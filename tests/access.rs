@@ -10,7 +10,7 @@ use crate::util::{CatalogueServer, command, fixtures};
 
 /// Runs `toolgate keys new` for `scopes` into `file`; returns the printed key after
 /// checking that stdout held it alone.
-async fn new_key(file: &Path, scopes: &str, id: &str) -> String {
+pub async fn new_key(file: &Path, scopes: &str, id: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = command(dir.path(), &[])
         .args(["keys", "new", "--scopes", scopes, "--id", id, "--file"])

@@ -101,7 +101,20 @@ impl Session {
 
     /// [`Session::open`] declaring `capabilities`.
     pub async fn open_with(url: &str, capabilities: Value) -> Session {
-        let http = reqwest::Client::new();
+        Session::open_by(reqwest::Client::new(), url, capabilities).await
+    }
+
+    /// [`Session::open`] sending `Authorization: Bearer KEY` on every request.
+    pub async fn open_keyed(url: &str, key: &str) -> Session {
+        let mut headers = reqwest::header::HeaderMap::new();
+        let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).unwrap();
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+        let http = reqwest::Client::builder().default_headers(headers).build().unwrap();
+        Session::open_by(http, url, json!({})).await
+    }
+
+    /// Initializes a session through `http`.
+    async fn open_by(http: reqwest::Client, url: &str, capabilities: Value) -> Session {
         let mut init = initialize(1);
         init["params"]["capabilities"] = capabilities;
         let response = post(&http, url, None, &init).await;

@@ -6,15 +6,23 @@
 //! caller is anonymous (allowed on loopback, or anywhere with `--allow-anonymous`);
 //! with one, a request without a key is anonymous only if `--allow-anonymous` is given,
 //! else 401, and an unknown key is 401 either way. Anonymous callers may search and run
-//! catalogue tools. On `catalogue serve` listing and schemas need `search`, a run or a
-//! tool's source needs `run`; on `--http` any valid key admits a request to `/mcp` (per
-//! tool scopes there are a later step). Probes and `/api/health` are open.
+//! catalogue tools, and without a keys file run code too. On `catalogue serve` listing
+//! and schemas need `search`, a run or a tool's source needs `run`; on `--http` any valid
+//! key admits a request to `/mcp`, and each call is then held to its scope by the
+//! gateway (`runtimes` for `run_javascript`/`run_typescript`/`nyxilum_*`, `run` for
+//! catalogue and upstream tools) and the meta-tool (`search` for search, list,
+//! schema). Probes and `/api/health` are open; `/metrics` needs `admin`.
+//!
+//! Every admitted request then draws from its principal's request bucket (`rate.rs`);
+//! past it the answer is 429 with `Retry-After`. Runs draw from their own bucket in the
+//! gateway, through the same [`Limiter`].
 //!
 //! The keys file is read again when it changes (checked every [`KEYS_POLL`]) or on
 //! SIGHUP; a file that no longer reads keeps the keys in force, said on stderr. Nothing
 //! of a session is tied to a key, so a reload drops none.
 
 pub mod keys;
+pub mod rate;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -26,9 +34,12 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use tracing::Instrument;
+
 use crate::api::ErrorBody;
-use crate::limits::{ANONYMOUS_PER_MINUTE, KEYS_POLL};
+use crate::limits::KEYS_POLL;
 pub use keys::{Key, Keys, Scope};
+pub use rate::{Limiter, Rates};
 
 /// Which face a request arrived on: each has its own rule for the scope a route needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +57,7 @@ pub struct Principal {
     pub id: Arc<str>,
     /// What it may do.
     pub scopes: Vec<Scope>,
-    /// Calls a minute it may make.
+    /// Runs a minute it may start.
     pub per_minute: u32,
     /// Returns true if and only if no key was presented.
     pub anonymous: bool,
@@ -72,12 +83,13 @@ struct Inner {
     file: Option<PathBuf>,
     keys: RwLock<Arc<Keys>>,
     allow_anonymous: bool,
+    limiter: Arc<Limiter>,
 }
 
 impl Access {
     /// Reads the keys file at `file`, when one is named; `allow_anonymous` admits callers
-    /// without a key.
-    pub fn open(file: Option<&Path>, allow_anonymous: bool) -> Result<Access, String> {
+    /// without a key; every principal is held to `rates`.
+    pub fn open(file: Option<&Path>, allow_anonymous: bool, rates: Rates) -> Result<Access, String> {
         let keys = match file {
             Some(path) => Keys::read(path)?,
             None => Keys::default(),
@@ -87,8 +99,14 @@ impl Access {
                 file: file.map(Path::to_path_buf),
                 keys: RwLock::new(Arc::new(keys)),
                 allow_anonymous,
+                limiter: Arc::new(Limiter::new(rates)),
             }),
         })
+    }
+
+    /// The buckets and run places of this server: the gateway admits runs through it.
+    pub fn limiter(&self) -> Arc<Limiter> {
+        self.inner.limiter.clone()
     }
 
     /// Returns true if and only if callers are authenticated (a keys file is in force).
@@ -107,9 +125,10 @@ impl Access {
         ))
     }
 
-    /// Re-reads the keys file when it changes or on SIGHUP, for as long as the process
-    /// runs. Without a keys file, does nothing.
+    /// Re-reads the keys file when it changes or on SIGHUP, and forgets refilled rate
+    /// buckets, for as long as the process runs.
     pub fn watch(&self) {
+        self.inner.limiter.spawn_pruning();
         let Some(path) = self.inner.file.clone() else { return };
         let access = self.clone();
         tokio::spawn(async move {
@@ -175,10 +194,17 @@ impl Access {
                 }))
             }
             _ if self.is_configured() && !self.inner.allow_anonymous => Ok(None),
+            // Without keys, anonymous callers are everyone (on loopback, or as the operator
+            // allowed): they may also run code where the operator enabled the runtimes.
+            // With keys, an anonymous caller never may.
             _ => Ok(Some(Principal {
                 id: Arc::from("anonymous"),
-                scopes: vec![Scope::Search, Scope::Run],
-                per_minute: ANONYMOUS_PER_MINUTE,
+                scopes: if self.is_configured() {
+                    vec![Scope::Search, Scope::Run]
+                } else {
+                    vec![Scope::Search, Scope::Run, Scope::Runtimes]
+                },
+                per_minute: self.inner.limiter.rates().anonymous_per_minute,
                 anonymous: true,
                 address,
             })),
@@ -190,6 +216,9 @@ impl Access {
 fn needs(face: Face, method: &Method, path: &str) -> Option<Need> {
     if matches!(path, "/healthz" | "/readyz" | "/api/health") {
         return None;
+    }
+    if path == "/metrics" {
+        return Some(Need::Admin);
     }
     Some(match face {
         Face::Mcp => Need::Anyone,
@@ -205,10 +234,13 @@ enum Need {
     Anyone,
     /// A principal holding this scope.
     Scope(Scope),
+    /// `admin`, or, with no keys file, any caller from a loopback address.
+    Admin,
 }
 
 /// The middleware: admits `request` as its principal (put in its extensions) or answers
-/// 401/403 with the DESIGN §6 error body.
+/// 401/403 with the DESIGN §6 error body, or 429 with `Retry-After` past the principal's
+/// request rate.
 pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: Request, next: Next) -> Response {
     let Some(need) = needs(face, request.method(), request.uri().path()) else {
         return next.run(request).await;
@@ -230,9 +262,13 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
             );
         }
     };
-    if let Need::Scope(scope) = need
-        && !principal.may(scope)
-    {
+    let loopback_alone = !access.is_configured() && principal.address.is_some_and(|a| a.is_loopback());
+    let lacking = match need {
+        Need::Scope(scope) if !principal.may(scope) => Some(scope),
+        Need::Admin if !principal.may(Scope::Admin) && !loopback_alone => Some(Scope::Admin),
+        _ => None,
+    };
+    if let Some(scope) = lacking {
         let message = format!(
             "the key \"{}\" lacks the scope \"{}\" this call needs",
             principal.id,
@@ -240,8 +276,34 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
         );
         return refuse(StatusCode::FORBIDDEN, "FORBIDDEN", &message);
     }
-    request.extensions_mut().insert(principal);
-    next.run(request).await
+    if let Err(wait) = access.inner.limiter.request(&principal) {
+        crate::metrics::get().rate_limited("requests");
+        let message = format!(
+            "\"{}\" may make {} requests a minute and has used them; retry after {} s",
+            principal.id,
+            access.inner.limiter.rates().requests_per_minute,
+            retry_after_secs(wait)
+        );
+        let mut answer = refuse(StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", &message);
+        answer
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs(wait)));
+        return answer;
+    }
+    // Every line logged while the request is answered names its principal (the key's
+    // id, never the key).
+    // At warn level, so the default filter (warnings) keeps it on the lines it passes.
+    let span = tracing::warn_span!("request", principal = %principal.id);
+    request.extensions_mut().insert(principal.clone());
+    let mut answer = next.run(request).instrument(span).await;
+    // For the access log line, written outside this layer.
+    answer.extensions_mut().insert(principal);
+    answer
+}
+
+/// A wait as the whole seconds of a `Retry-After` header: rounded up, at least 1.
+pub fn retry_after_secs(wait: std::time::Duration) -> u64 {
+    wait.as_secs() + u64::from(wait.subsec_nanos() > 0 || wait.is_zero())
 }
 
 fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
@@ -249,7 +311,7 @@ fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
         success: false,
         error: message.to_owned(),
         code: code.to_owned(),
-        retryable: false,
+        retryable: status == StatusCode::TOO_MANY_REQUESTS,
         candidates: Vec::new(),
         runtime: None,
     };
@@ -288,14 +350,19 @@ mod tests {
         for listen in ["0.0.0.0:8080", "[::]:1", "10.0.0.1:80", "example.com:80"] {
             assert!(!is_loopback(listen), "{listen}");
         }
-        let open = Access::open(None, false).unwrap();
+        let open = Access::open(None, false, Rates::default()).unwrap();
         assert!(open.check_exposure("127.0.0.1:1").is_ok());
         let refused = open.check_exposure("0.0.0.0:1").unwrap_err();
         assert!(
             refused.contains("--allow-anonymous") && refused.contains("TOOLGATE_KEYS_FILE"),
             "{refused}"
         );
-        assert!(Access::open(None, true).unwrap().check_exposure("0.0.0.0:1").is_ok());
+        assert!(
+            Access::open(None, true, Rates::default())
+                .unwrap()
+                .check_exposure("0.0.0.0:1")
+                .is_ok()
+        );
     }
 
     #[test]
@@ -303,7 +370,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("keys.json");
         let first = keys::append(&path, vec![Scope::Run], Some("a".into())).unwrap();
-        let access = Access::open(Some(&path), false).unwrap();
+        let access = Access::open(Some(&path), false, Rates::default()).unwrap();
         let lookup = |key: &str| {
             let request = Request::builder()
                 .header(header::AUTHORIZATION, format!("Bearer {key}"))
@@ -339,5 +406,6 @@ mod tests {
         );
         assert_eq!(need(Face::Mcp, Method::POST, "/mcp").as_deref(), Some("Anyone"));
         assert_eq!(need(Face::Mcp, Method::GET, "/readyz"), None);
+        assert_eq!(need(Face::Mcp, Method::GET, "/metrics").as_deref(), Some("Admin"));
     }
 }

@@ -1,8 +1,10 @@
 //! What both HTTP servers (`--http` in `transport::http`, `catalogue serve` in
 //! `operator`) share in front of their routes: the accept loop with its connection caps
-//! and timeouts, and the health and readiness probes.
+//! and timeouts, the health and readiness probes, and the access log, request ids and
+//! `/metrics` (`observe`).
 
 pub mod accept;
+pub mod observe;
 pub mod probes;
 
 pub use accept::{Connections, serve};

@@ -2,10 +2,17 @@
 //! `Mcp-Session-Id`) is one `Caller`: its runs are numbered and recorded in its own
 //! history, and the REPL sessions it starts are its own — another caller naming their id
 //! gets `SESSION_NOT_FOUND`. Nothing a caller does is visible to another.
+//!
+//! Over HTTP a caller also acts as a principal (`access::Principal`, the key's id or
+//! `anonymous`): its runs are admitted by the principal's limits and, on `--http`, the
+//! session belongs to the principal of its first call, so no other principal reaches its
+//! history by presenting its session id.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
+use crate::access::{Principal, Scope};
+use crate::error::Error;
 use crate::history::History;
 
 /// One caller's state: its history, its identity as an owner of REPL sessions, and the
@@ -17,6 +24,12 @@ pub struct Caller {
     /// The least severe log message passed on to it, as a rank in syslog order (0: debug,
     /// every message; 7: emergency only). MCP's `logging/setLevel` sets it.
     log_level: Arc<AtomicU8>,
+    /// The principal this caller's session belongs to, once one has called.
+    owner_principal: Arc<OnceLock<Arc<str>>>,
+    /// The principal of the call at hand, when it came over HTTP.
+    principal: Option<Principal>,
+    /// The id of the HTTP request the call at hand came in (`edge::observe`).
+    request: Option<Arc<str>>,
 }
 
 impl Caller {
@@ -28,7 +41,66 @@ impl Caller {
             history: Arc::default(),
             owner: NEXT.fetch_add(1, Ordering::Relaxed),
             log_level: Arc::default(),
+            owner_principal: Arc::default(),
+            principal: None,
+            request: None,
         }
+    }
+
+    /// A new caller acting as `principal` (one catalogue API request).
+    pub fn for_principal(principal: Principal) -> Caller {
+        let caller = Caller::new();
+        let _ = caller.owner_principal.set(principal.id.clone());
+        Caller {
+            principal: Some(principal),
+            ..caller
+        }
+    }
+
+    /// This caller (the same history and REPL sessions) acting as `principal` for one
+    /// call. The first principal to call owns the session; another is refused, so a
+    /// session id alone reaches nobody else's runs.
+    pub fn acting_as(&self, principal: Principal) -> Result<Caller, Error> {
+        let owner = self.owner_principal.get_or_init(|| principal.id.clone());
+        if *owner != principal.id {
+            return Err(Error::BadRequest(format!(
+                "this session belongs to another principal than \"{}\"; start a session of your own",
+                principal.id
+            )));
+        }
+        Ok(Caller {
+            principal: Some(principal),
+            ..self.clone()
+        })
+    }
+
+    /// This caller making the call at hand for the HTTP request `id`, so its run's
+    /// history entry and log lines name the request.
+    #[must_use]
+    pub fn with_request(self, id: Option<Arc<str>>) -> Caller {
+        Caller { request: id, ..self }
+    }
+
+    /// The id of the HTTP request of the call at hand: `None` over stdio.
+    pub fn request(&self) -> Option<&str> {
+        self.request.as_deref()
+    }
+
+    /// `Ok` if the call at hand may use `scope`: always over stdio, else when its
+    /// principal holds it (`FORBIDDEN` naming the principal and scope otherwise).
+    pub fn may(&self, scope: Scope) -> Result<(), Error> {
+        match &self.principal {
+            Some(p) if !p.may(scope) => Err(Error::Forbidden {
+                principal: p.id.to_string(),
+                scope: scope.name(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The principal of the call at hand: `None` over stdio.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_ref()
     }
 
     /// Its runs.

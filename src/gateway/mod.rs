@@ -17,10 +17,12 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 pub use caller::Caller;
 pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
 
+use crate::access::{Limiter, Scope};
 use crate::catalogue::{Returns, Snapshot, Store};
 use crate::error::Error;
 use crate::exec::Executor;
@@ -47,6 +49,8 @@ pub struct Gateway {
     limits: Limits,
     /// The upstream MCP servers whose tools join the catalogue, when configured.
     federation: Option<federation::Federation>,
+    /// The per-principal run limits of an HTTP server; none over stdio.
+    limiter: Option<Arc<Limiter>>,
 }
 
 impl Gateway {
@@ -58,7 +62,15 @@ impl Gateway {
             builtins,
             limits,
             federation: None,
+            limiter: None,
         }
+    }
+
+    /// This gateway admitting each run of a caller that acts as a principal through
+    /// `limiter` (its run rate and its runs at once).
+    pub fn with_limiter(mut self, limiter: Arc<Limiter>) -> Gateway {
+        self.limiter = Some(limiter);
+        self
     }
 
     /// This gateway with the tools of `upstreams` joined to its catalogue (started
@@ -145,16 +157,60 @@ impl Gateway {
         Ok(self.call(caller, &entry, params, cancel).await)
     }
 
-    /// Validates `params` against `entry`, runs it for `caller` unless `cancel` fires
-    /// first, and records the run (whatever its end, a validation failure included) in
+    /// Admits the call under its principal's limits (when it has one), validates
+    /// `params` against `entry`, runs it for `caller` unless `cancel` fires first, and
+    /// records the run (whatever its end, a refusal or a validation failure included) in
     /// the caller's history.
     pub async fn call(&self, caller: &Caller, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
         let id = caller.history().next_id();
+        // Every line logged while the run goes names it, its tool and its principal (the
+        // key's id, never the key; none over stdio). At warn level, so the default filter
+        // (warnings) keeps the span on the lines it lets through.
+        let span = tracing::warn_span!("run", run = %id, tool = %entry.name(), principal = tracing::field::Empty, request = tracing::field::Empty);
+        if let Some(principal) = caller.principal() {
+            span.record("principal", tracing::field::display(&principal.id));
+        }
+        if let Some(request) = caller.request() {
+            span.record("request", tracing::field::display(request));
+        }
+        self.call_as(caller, entry, params, cancel, id).instrument(span).await
+    }
+
+    /// [`Gateway::call`] inside the run's span.
+    async fn call_as(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        params: Value,
+        cancel: &CancellationToken,
+        id: String,
+    ) -> Run {
         let (started, clock) = (SystemTime::now(), Instant::now());
-        tracing::debug!(run = %id, tool = entry.name(), "running");
-        let produced = match entry.validator().and_then(|v| v.check(entry.name(), &params)) {
+        tracing::debug!("running");
+        // The scope the family needs (`runtimes` for code, `run` for tools), then the
+        // principal's limits.
+        let scope = match entry {
+            Entry::Builtin(_) => Scope::Runtimes,
+            Entry::Catalogue { .. } | Entry::Upstream { .. } => Scope::Run,
+        };
+        let admitted = match (caller.may(scope), &self.limiter, caller.principal()) {
+            (Err(e), _, _) => Err(e),
+            (Ok(()), Some(limiter), Some(principal)) => tokio::select! {
+                admitted = limiter.run(principal) => admitted.map(Some).inspect_err(|_| {
+                    crate::metrics::get().rate_limited("runs");
+                }),
+                () = cancel.cancelled() => Err(Error::Cancelled),
+            },
+            _ => Ok(None),
+        };
+        let produced = match admitted.and_then(|place| {
+            entry
+                .validator()
+                .and_then(|v| v.check(entry.name(), &params))
+                .map(|()| place)
+        }) {
             Err(e) => Produced::refused(e),
-            Ok(()) => tokio::select! {
+            Ok(_place) => tokio::select! {
                 produced = self.dispatch(caller, entry, &params, cancel) => produced,
                 () = cancel.cancelled() => Produced::refused(Error::Cancelled),
             },
@@ -166,7 +222,7 @@ impl Gateway {
             duration: clock.elapsed(),
             produced,
         };
-        record(caller, &run, started, &params);
+        record(caller, entry, &run, started, &params);
         run
     }
 
@@ -265,8 +321,9 @@ impl Gateway {
     }
 }
 
-/// Stores a finished run in its caller's history.
-fn record(caller: &Caller, run: &Run, started: SystemTime, input: &Value) {
+/// Stores a finished run of `entry` in its caller's history, and counts it in the
+/// metrics by family and outcome.
+fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: &Value) {
     let recorded = run.recorded();
     let ended = match run.error() {
         None => Ended::Ok(&recorded),
@@ -282,5 +339,17 @@ fn record(caller: &Caller, run: &Run, started: SystemTime, input: &Value) {
         duration_ms: run.duration.as_millis() as u64,
         input,
         ended,
+        principal: caller.principal().map(|p| &*p.id),
+        request_id: caller.request(),
     });
+    let family = match entry {
+        Entry::Catalogue { .. } => "catalogue",
+        Entry::Upstream { .. } => "upstream",
+        Entry::Builtin(b) => match b.kind {
+            Kind::Snippet { .. } => "javascript",
+            Kind::Nyxilum(_) => "nyxilum",
+        },
+    };
+    let code = run.error().map_or("ok", |e| e.code());
+    crate::metrics::get().run(family, code);
 }

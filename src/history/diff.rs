@@ -150,6 +150,8 @@ mod tests {
             input,
             result,
             truncated,
+            principal: None,
+            request_id: None,
         }
     }
 

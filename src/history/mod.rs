@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::limits::{HISTORY_PAYLOAD_CHARS, HISTORY_RUNS};
 
 /// What every history answer says about its scope.
-pub const SCOPE: &str = "This history covers only the runs of this MCP session since it began (over stdio, this connection; over HTTP, this Mcp-Session-Id; a stateless request keeps none); no other session can read it, and it is kept in memory and never written to disk.";
+pub const SCOPE: &str = "This history covers only the runs of this MCP session since it began (over stdio, this connection; over HTTP, this Mcp-Session-Id, which belongs to the principal that first called in it; a stateless request keeps none); no other session or principal can read it, and it is kept in memory and never written to disk.";
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,6 +61,11 @@ pub struct Record {
     pub result: Value,
     /// True if and only if the input or the result was cut at the cap.
     pub truncated: bool,
+    /// The principal it ran for over HTTP (a key's id or `anonymous`, never the key);
+    /// `None` over stdio.
+    pub principal: Option<String>,
+    /// The id of the HTTP request it came in (its access log line's `request_id`).
+    pub request_id: Option<String>,
 }
 
 /// A run as it finished, to be recorded.
@@ -78,6 +83,10 @@ pub struct Finished<'a> {
     pub input: &'a Value,
     /// How it ended.
     pub ended: Ended<'a>,
+    /// The principal it ran for, over HTTP.
+    pub principal: Option<&'a str>,
+    /// The HTTP request it came in.
+    pub request_id: Option<&'a str>,
 }
 
 /// How a run ended, with its payload.
@@ -95,15 +104,29 @@ pub enum Ended<'a> {
 }
 
 impl Record {
-    /// The run as the index lists it: id, tool, status, duration, start time.
+    /// The run as the index lists it: id, tool, status, duration, start time, and the
+    /// principal it ran for when it came over HTTP.
     pub fn summary(&self) -> Value {
-        serde_json::json!({
+        let mut summary = serde_json::json!({
             "id": self.id,
             "slug": self.slug,
             "status": self.status.label(),
             "duration_ms": self.duration_ms,
             "started_at": self.started_at,
-        })
+        });
+        self.name_principal(&mut summary);
+        summary
+    }
+
+    /// Adds `"principal"` and `"request_id"` to `body` (an object) when the run came
+    /// over HTTP.
+    pub fn name_principal(&self, body: &mut Value) {
+        let Some(object) = body.as_object_mut() else { return };
+        for (key, value) in [("principal", &self.principal), ("request_id", &self.request_id)] {
+            if let Some(value) = value {
+                object.insert(key.to_owned(), Value::String(value.clone()));
+            }
+        }
     }
 }
 
@@ -163,6 +186,8 @@ impl History {
             input,
             result,
             truncated: input_cut || result_cut,
+            principal: run.principal.map(str::to_owned),
+            request_id: run.request_id.map(str::to_owned),
         };
         let mut runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if runs.len() == HISTORY_RUNS {
@@ -210,6 +235,8 @@ mod tests {
         let result = json!({ "n": n });
         let ended = Ended::Ok(&result);
         h.record(Finished {
+            principal: None,
+            request_id: None,
             id: format!("r{n}"),
             slug: "echo",
             started: SystemTime::now(),
@@ -262,6 +289,8 @@ mod tests {
         let input = json!({"pwd": "hunter2-longer", "note": "mine is hunter2-longer"});
         let body = json!({"error": "/pwd: \"hunter2-longer\" is longer than 5 characters", "code": "INVALID_PARAMS"});
         h.record(Finished {
+            principal: None,
+            request_id: None,
             id: "r1".into(),
             slug: "echo",
             started: SystemTime::now(),

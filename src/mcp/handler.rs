@@ -19,6 +19,7 @@ use super::batch::Progress;
 use super::convert::{direct_result, failure, unknown_tool};
 use super::watch::Watch;
 use super::{extras, meta, page, prompts, resources, tools, upstreams};
+use crate::access::Principal;
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
 use crate::registry::Entry;
@@ -67,11 +68,26 @@ impl Handler {
     #[must_use]
     pub fn for_new_session(&self) -> Handler {
         let caller = Caller::new();
+        let mut ending = Ending::new(&self.gateway, &caller);
+        ending.counted = true;
+        crate::metrics::get().sessions(1);
         Handler {
-            _ending: Arc::new(Ending::new(&self.gateway, &caller)),
+            _ending: Arc::new(ending),
             watch: Arc::new(Watch::new(self.name.clone(), caller.clone())),
             caller,
             ..self.clone()
+        }
+    }
+
+    /// This session's caller acting as the request's principal (over HTTP), refused
+    /// when the session belongs to another principal.
+    fn caller_for(&self, context: &RequestContext<RoleServer>) -> Result<Caller, McpError> {
+        match principal(context) {
+            Some(p) => self
+                .caller
+                .acting_as(p)
+                .map_err(|e| McpError::invalid_request(e.to_string(), None)),
+            None => Ok(self.caller.clone()),
         }
     }
 
@@ -98,6 +114,8 @@ impl Handler {
 struct Ending {
     gateway: Arc<Gateway>,
     owner: u64,
+    /// Counted among the live sessions of the metrics (an HTTP session).
+    counted: bool,
 }
 
 impl Ending {
@@ -105,12 +123,16 @@ impl Ending {
         Ending {
             gateway: gateway.clone(),
             owner: caller.owner(),
+            counted: false,
         }
     }
 }
 
 impl Drop for Ending {
     fn drop(&mut self) {
+        if self.counted {
+            crate::metrics::get().sessions(-1);
+        }
         // Without a runtime (the process is ending) every REPL session is closed anyway.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (gateway, owner) = (self.gateway.clone(), self.owner);
@@ -214,8 +236,9 @@ impl ServerHandler for Handler {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        self.caller_for(&context)?;
         if let Some(read) = upstreams::read(&self.gateway, &self.name, &request.uri).await {
             return Ok(read?.into());
         }
@@ -305,8 +328,9 @@ impl ServerHandler for Handler {
     async fn subscribe(
         &self,
         request: rmcp::model::SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.caller_for(&context)?;
         self.watch.subscriptions().subscribe(&self.gateway, &request.uri).await
     }
 
@@ -332,6 +356,14 @@ impl ServerHandler for Handler {
             .get_progress_token()
             .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         let args = request.arguments.unwrap_or_default();
+        // Over HTTP the call acts as the request's principal (admitted by its limits); a
+        // session another principal started is not its to use.
+        let caller = match principal(&context).map(|p| self.caller.acting_as(p)) {
+            Some(Ok(caller)) => caller,
+            Some(Err(e)) => return Ok(failure(&e).into()),
+            None => self.caller.clone(),
+        }
+        .with_request(request_id(&context));
         if request.name == self.name {
             let progress = token.map(|token| Progress {
                 peer: context.peer.clone(),
@@ -342,7 +374,7 @@ impl ServerHandler for Handler {
             let answer = relay
                 .scope(meta::call(
                     &self.gateway,
-                    &self.caller,
+                    &caller,
                     &self.name,
                     &args,
                     progress,
@@ -372,12 +404,26 @@ impl ServerHandler for Handler {
             token,
         );
         let run = relay
-            .scope(
-                self.gateway
-                    .call(&self.caller, &entry, Value::Object(args), &context.ct),
-            )
+            .scope(self.gateway.call(&caller, &entry, Value::Object(args), &context.ct))
             .await;
         self.watch.subscriptions().ran(&self.gateway, &context.peer).await;
         Ok(direct_result(&run).into())
     }
+}
+
+/// The principal the access layer admitted this request as, when it came over HTTP (rmcp
+/// hands the HTTP request's parts to the handler in the context's extensions).
+fn principal(context: &RequestContext<RoleServer>) -> Option<Principal> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<Principal>()
+        .cloned()
+}
+
+/// The id `edge::observe` gave the HTTP request of this call, when it came over HTTP.
+fn request_id(context: &RequestContext<RoleServer>) -> Option<Arc<str>> {
+    let parts = context.extensions.get::<axum::http::request::Parts>()?;
+    Some(parts.extensions.get::<crate::edge::observe::RequestId>()?.0.clone())
 }

@@ -13,6 +13,7 @@ use super::batch::Progress;
 use super::convert::{answer, failure, pretty, run_result};
 use super::page;
 use super::tools::COMMANDS;
+use crate::access::Scope;
 use crate::catalogue::{Snapshot, Tool, example};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
@@ -55,6 +56,9 @@ async fn dispatch(
             )));
         }
     };
+    if matches!(command, "search" | "list" | "schema") {
+        caller.may(Scope::Search)?;
+    }
     match command {
         "search" => {
             let snapshot = gateway.snapshot().await?;

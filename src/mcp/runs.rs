@@ -47,24 +47,30 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
                 ""
             };
             let text = format!(
-                "{head}\nRun {} of {}: {} in {} ms, started {}.\nInput (redacted):\n{}\nResult:\n{}{cut}",
+                "{head}\nRun {} of {}: {} in {} ms, started {}{}.\nInput (redacted):\n{}\nResult:\n{}{cut}",
                 run.id,
                 run.slug,
                 run.status.label(),
                 run.duration_ms,
                 run.started_at,
+                run.principal
+                    .as_deref()
+                    .map(|p| format!(", for {p}"))
+                    .unwrap_or_default(),
                 pretty(&run.input),
                 pretty(&run.result)
             );
+            let mut shown = json!({
+                "id": run.id, "slug": run.slug, "status": run.status.label(), "input": run.input,
+                "result": run.result, "truncated": run.truncated, "duration_ms": run.duration_ms,
+                "started_at": run.started_at,
+            });
+            run.name_principal(&mut shown);
             let structured = json!({
                 "scope": SCOPE,
                 "process_started_at": process,
                 "session_started_at": started,
-                "run": {
-                    "id": run.id, "slug": run.slug, "status": run.status.label(), "input": run.input,
-                    "result": run.result, "truncated": run.truncated, "duration_ms": run.duration_ms,
-                    "started_at": run.started_at,
-                },
+                "run": shown,
             });
             Ok(answer(true, text, structured))
         }

@@ -3,17 +3,19 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
 
-use crate::access::{self, Access, Face};
+use crate::access::{self, Access, Face, Principal};
 use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
 use crate::catalogue::Snapshot;
+use crate::edge::observe::{self, RequestId};
 use crate::edge::{self, Connections, probes};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway};
@@ -64,10 +66,12 @@ pub async fn serve(
     let tools = gateway.snapshot().await.map(|s| s.tools().len()).unwrap_or(0);
     let app = router(gateway.clone())
         .merge(probes::router(gateway))
+        .merge(observe::router())
         .layer(axum::middleware::from_fn_with_state(
             (access, Face::Catalogue),
             access::enforce,
-        ));
+        ))
+        .layer(axum::middleware::from_fn(observe::observe));
     eprintln!("toolgate catalogue API serving {tools} tools at http://{addr}/api");
     let stopping = CancellationToken::new();
     let stop = stopping.clone();
@@ -131,8 +135,14 @@ async fn source(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>) ->
     }
 }
 
-async fn run(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>, body: Bytes) -> Response {
-    let request: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
+async fn run(
+    State(Api { gateway: gw, .. }): Gw,
+    Path(slug): Path<String>,
+    principal: Option<Extension<Principal>>,
+    request: Option<Extension<RequestId>>,
+    body: Bytes,
+) -> Response {
+    let params: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
         RunRequest { params: json!({}) }
     } else {
         match serde_json::from_slice(&body) {
@@ -153,10 +163,14 @@ async fn run(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>, body:
         snapshot,
     };
     // A client that disconnects drops this future, and with it the run. Each API call is
-    // its own anonymous caller: nothing of it is kept for another.
-    let run = gw
-        .call(&Caller::new(), &entry, request.params, &CancellationToken::new())
-        .await;
+    // its own caller, acting as the request's principal (whose limits admit the run):
+    // nothing of it is kept for another.
+    let caller = match principal {
+        Some(Extension(p)) => Caller::for_principal(p),
+        None => Caller::new(),
+    }
+    .with_request(request.map(|Extension(id)| id.0));
+    let run = gw.call(&caller, &entry, params.params, &CancellationToken::new()).await;
     let duration_ms = run.duration.as_millis() as u64;
     let output = run.produced.output;
     match run.produced.ended {
@@ -191,7 +205,13 @@ fn error(e: &Error) -> Response {
     if let Error::RuntimeUnavailable { .. } = e {
         tracing::warn!("{e}");
     }
-    (status(e), Json(ErrorBody::from(e))).into_response()
+    let mut answer = (status(e), Json(ErrorBody::from(e))).into_response();
+    if let Some(wait) = e.retry_after() {
+        answer
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(access::retry_after_secs(wait)));
+    }
+    answer
 }
 
 /// The HTTP status of each error: an exhaustive match (no catch-all), so a new variant
@@ -217,6 +237,7 @@ fn status(e: &Error) -> StatusCode {
         Error::SessionLimit { .. } => StatusCode::CONFLICT,
         Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         Error::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
+        Error::Forbidden { .. } => StatusCode::FORBIDDEN,
         Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
         Error::ApiUnreachable { .. } => StatusCode::BAD_GATEWAY,
         // A federated MCP server behind this one is down: retryable, like a 503.
@@ -264,7 +285,10 @@ mod tests {
                 what: s(),
                 after: Duration::from_secs(1),
             },
-            Error::RateLimited { retry_after: None },
+            Error::RateLimited {
+                what: s(),
+                retry_after: None,
+            },
             Error::ApiUnreachable { url: s(), reason: s() },
             Error::Api {
                 status: 503,
@@ -277,6 +301,10 @@ mod tests {
             Error::Unauthorized {
                 status: 401,
                 message: s(),
+            },
+            Error::Forbidden {
+                principal: s(),
+                scope: "run",
             },
             Error::Execution { message: s() },
             Error::ResourceLimit { what: s(), limit: s() },

@@ -27,7 +27,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::access::{self, Access, Face};
-use crate::edge::{self, Connections, probes};
+use crate::edge::{self, Connections, observe, probes};
 use crate::limits::{HTTP_BODY_BYTES, HTTP_SESSION_RETRY_AFTER, HTTP_SHUTDOWN_GRACE, HTTP_SSE_KEEP_ALIVE};
 use crate::mcp::Handler;
 
@@ -161,7 +161,9 @@ pub async fn serve(
         .nest_service("/mcp", service)
         .layer(middleware::from_fn_with_state(cap, limit_sessions))
         .merge(probes)
-        .layer(middleware::from_fn_with_state((access, Face::Mcp), access::enforce));
+        .merge(observe::router())
+        .layer(middleware::from_fn_with_state((access, Face::Mcp), access::enforce))
+        .layer(middleware::from_fn(observe::observe));
     eprintln!("toolgate MCP over Streamable HTTP at http://{addr}/mcp");
     let stopping = CancellationToken::new();
     let server = edge::serve(listener, app, connections.within_file_limit(), stopping.clone());

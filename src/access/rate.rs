@@ -1,0 +1,299 @@
+//! How much a principal may do: token buckets (governor's GCRA) for its requests and for
+//! its runs, and a cap on its runs at once, so one caller cannot starve the rest.
+//!
+//! A key is one bucket wherever it calls from; anonymous callers are told apart by their
+//! address, so each client address is its own anonymous principal. A bucket holds a
+//! minute's worth (the burst is the rate a minute) and refills evenly: at 2 a minute, two
+//! calls pass at once and the third waits 30 s.
+//!
+//! Runs beyond the cap at once are queued, not refused: they wait for one of the
+//! principal's places for at most [`Rates::queue_wait`] (the run deadline), then answer
+//! `RATE_LIMITED`. A batch or a relaying toolgate that sends many runs at once is slowed,
+//! not failed, and the other principals keep their share of the workers.
+//!
+//! Nothing here knows HTTP or MCP: `access::enforce` turns a refused request into a 429,
+//! and the gateway turns a refused run into a `RATE_LIMITED` run.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::Principal;
+use crate::error::Error;
+use crate::limits::{ANONYMOUS_PER_MINUTE, JS_CONCURRENT_RUNS, JS_WALL_CLOCK, RATE_PRUNE_EVERY, REQUESTS_PER_MINUTE};
+
+/// The rates in force for every principal (a key's own run rate is in the keys file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rates {
+    /// Requests a minute each principal may make (`TOOLGATE_REQUESTS_PER_MINUTE`). By
+    /// default, [`REQUESTS_PER_MINUTE`].
+    pub requests_per_minute: u32,
+    /// Runs a minute each anonymous client address may make
+    /// (`TOOLGATE_ANONYMOUS_PER_MINUTE`). By default, [`ANONYMOUS_PER_MINUTE`].
+    pub anonymous_per_minute: u32,
+    /// Runs one principal may have going at once (`TOOLGATE_PRINCIPAL_CONCURRENT_RUNS`).
+    /// By default, half of the JavaScript runs at once, at least 1.
+    pub runs_at_once: usize,
+    /// How long a run beyond [`Rates::runs_at_once`] waits for a place before it is
+    /// refused. By default, the JavaScript deadline.
+    pub queue_wait: Duration,
+}
+
+impl Default for Rates {
+    fn default() -> Self {
+        Rates {
+            requests_per_minute: REQUESTS_PER_MINUTE,
+            anonymous_per_minute: ANONYMOUS_PER_MINUTE,
+            runs_at_once: (JS_CONCURRENT_RUNS / 2).max(1),
+            queue_wait: JS_WALL_CLOCK,
+        }
+    }
+}
+
+/// Whose bucket a call draws from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Holder {
+    /// A key, by its id.
+    Key(Arc<str>),
+    /// An anonymous caller, by its address.
+    Address(Option<IpAddr>),
+}
+
+impl Holder {
+    fn of(principal: &Principal) -> Holder {
+        if principal.anonymous {
+            Holder::Address(principal.address)
+        } else {
+            Holder::Key(principal.id.clone())
+        }
+    }
+}
+
+/// Keyed buckets, one limiter per rate (principals with the same rate share a limiter,
+/// each with its own bucket in it).
+#[derive(Debug, Default)]
+struct Buckets {
+    by_rate: Mutex<HashMap<NonZeroU32, Arc<DefaultKeyedRateLimiter<Holder>>>>,
+}
+
+impl Buckets {
+    /// Takes one token from `holder`'s bucket at `per_minute`, or says how long until
+    /// one is there.
+    fn take(&self, holder: &Holder, per_minute: u32) -> Result<(), Duration> {
+        let Some(rate) = NonZeroU32::new(per_minute) else {
+            return Err(Duration::from_secs(60));
+        };
+        let limiter = {
+            let mut by_rate = self.by_rate.lock().unwrap_or_else(|p| p.into_inner());
+            by_rate
+                .entry(rate)
+                .or_insert_with(|| Arc::new(RateLimiter::keyed(Quota::per_minute(rate))))
+                .clone()
+        };
+        limiter
+            .check_key(holder)
+            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+    }
+
+    /// Forgets every bucket that is full again (indistinguishable from a new one).
+    fn prune(&self) {
+        let mut by_rate = self.by_rate.lock().unwrap_or_else(|p| p.into_inner());
+        by_rate.retain(|_, limiter| {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+            !limiter.is_empty()
+        });
+    }
+}
+
+/// One principal's place among its runs at once, given back when dropped.
+#[derive(Debug)]
+pub struct Place {
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+/// The buckets and run places of one server, shared by both of its layers (the access
+/// middleware for requests, the gateway for runs).
+#[derive(Debug)]
+pub struct Limiter {
+    rates: Rates,
+    requests: Buckets,
+    runs: Buckets,
+    places: Mutex<HashMap<Holder, Arc<Semaphore>>>,
+}
+
+impl Limiter {
+    /// A limiter enforcing `rates`, with every bucket full.
+    pub fn new(rates: Rates) -> Limiter {
+        Limiter {
+            rates,
+            requests: Buckets::default(),
+            runs: Buckets::default(),
+            places: Mutex::default(),
+        }
+    }
+
+    /// The rates in force.
+    pub fn rates(&self) -> Rates {
+        self.rates
+    }
+
+    /// Admits one request of `principal`, or says how long until it may make one.
+    pub fn request(&self, principal: &Principal) -> Result<(), Duration> {
+        self.requests
+            .take(&Holder::of(principal), self.rates.requests_per_minute)
+    }
+
+    /// Admits one run of `principal`: a token from its run bucket (at its own rate), then
+    /// one of its places, waited for at most [`Rates::queue_wait`]. Refused with
+    /// `RATE_LIMITED` and when to retry.
+    pub async fn run(&self, principal: &Principal) -> Result<Place, Error> {
+        let holder = Holder::of(principal);
+        if let Err(wait) = self.runs.take(&holder, principal.per_minute) {
+            return Err(Error::RateLimited {
+                what: format!(
+                    "\"{}\" may start {} runs a minute and has used them",
+                    principal.id, principal.per_minute
+                ),
+                retry_after: Some(wait),
+            });
+        }
+        let places = {
+            let mut all = self.places.lock().unwrap_or_else(|p| p.into_inner());
+            all.entry(holder)
+                .or_insert_with(|| Arc::new(Semaphore::new(self.rates.runs_at_once)))
+                .clone()
+        };
+        match tokio::time::timeout(self.rates.queue_wait, places.acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(Place { _permit: Some(permit) }),
+            // The semaphore is never closed; were it, nothing would hold the run back.
+            Ok(Err(_)) => Ok(Place { _permit: None }),
+            Err(_) => Err(Error::RateLimited {
+                what: format!(
+                    "\"{}\" already has {} runs going and none ended within {} ms",
+                    principal.id,
+                    self.rates.runs_at_once,
+                    self.rates.queue_wait.as_millis()
+                ),
+                retry_after: Some(Duration::from_secs(1)),
+            }),
+        }
+    }
+
+    /// Forgets full buckets and idle run places, so memory follows the callers seen
+    /// lately rather than every address ever seen.
+    pub fn prune(&self) {
+        self.requests.prune();
+        self.runs.prune();
+        let mut places = self.places.lock().unwrap_or_else(|p| p.into_inner());
+        places.retain(|_, s| Arc::strong_count(s) > 1 || s.available_permits() < self.rates.runs_at_once);
+    }
+
+    /// Prunes every [`RATE_PRUNE_EVERY`] for as long as the limiter is in use.
+    pub fn spawn_pruning(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(RATE_PRUNE_EVERY);
+            every.tick().await;
+            loop {
+                every.tick().await;
+                match weak.upgrade() {
+                    Some(limiter) => limiter.prune(),
+                    None => return,
+                }
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::Scope;
+
+    fn principal(id: &str, per_minute: u32, anonymous: bool, address: [u8; 4]) -> Principal {
+        Principal {
+            id: Arc::from(id),
+            scopes: vec![Scope::Run],
+            per_minute,
+            anonymous,
+            address: Some(IpAddr::from(address)),
+        }
+    }
+
+    fn rates(runs_at_once: usize) -> Rates {
+        Rates {
+            requests_per_minute: 3,
+            anonymous_per_minute: 2,
+            runs_at_once,
+            queue_wait: Duration::from_secs(30),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_principal_past_its_rate_is_refused_with_when_to_retry_and_others_are_not() {
+        let limiter = Limiter::new(rates(8));
+        let a = principal("a", 2, false, [10, 0, 0, 1]);
+        let a_elsewhere = principal("a", 2, false, [10, 0, 0, 2]);
+        let b = principal("b", 2, false, [10, 0, 0, 1]);
+        assert!(limiter.run(&a).await.is_ok());
+        assert!(limiter.run(&a_elsewhere).await.is_ok(), "one bucket per key");
+        let refused = limiter.run(&a).await.err().map(|e| (e.code(), e.retry_after()));
+        let Some(("RATE_LIMITED", Some(wait))) = refused else {
+            panic!("{refused:?}")
+        };
+        assert!(
+            wait > Duration::from_secs(20) && wait <= Duration::from_secs(30),
+            "{wait:?}"
+        );
+        assert!(limiter.run(&b).await.is_ok(), "another key has its own bucket");
+        for _ in 0..3 {
+            assert!(limiter.request(&b).is_ok());
+        }
+        assert!(limiter.request(&b).is_err(), "requests have their own rate");
+    }
+
+    #[tokio::test]
+    async fn anonymous_callers_are_told_apart_by_address() {
+        let limiter = Limiter::new(rates(8));
+        let here = principal("anonymous", 1, true, [10, 0, 0, 1]);
+        let there = principal("anonymous", 1, true, [10, 0, 0, 2]);
+        assert!(limiter.run(&here).await.is_ok());
+        assert!(limiter.run(&here).await.is_err());
+        assert!(limiter.run(&there).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn runs_past_the_cap_wait_for_a_place_and_are_refused_after_the_wait() {
+        let a = principal("a", 100, false, [10, 0, 0, 1]);
+        let b = principal("b", 100, false, [10, 0, 0, 1]);
+        let impatient = Limiter::new(Rates {
+            queue_wait: Duration::from_millis(1),
+            ..rates(1)
+        });
+        let held = impatient.run(&a).await.unwrap();
+        assert!(impatient.run(&b).await.is_ok(), "another principal has its own places");
+        let refused = impatient.run(&a).await.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("1 runs going"), "{refused}");
+        drop(held);
+        // Queued while the first holds the place, it runs as soon as that is given back.
+        let limiter = Arc::new(Limiter::new(rates(1)));
+        let first = limiter.run(&a).await.unwrap();
+        let waiting = tokio::spawn({
+            let (limiter, a) = (limiter.clone(), a.clone());
+            async move { limiter.run(&a).await.is_ok() }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        drop(first);
+        assert!(waiting.await.unwrap());
+        limiter.prune();
+        assert!(limiter.places.lock().unwrap().is_empty(), "idle places are forgotten");
+    }
+}

@@ -1,0 +1,81 @@
+//! What both HTTP servers tell an operator about each request: a request id (answered
+//! as `x-request-id`, kept in the request's extensions for the run it starts), one
+//! access log line on stderr (target `toolgate_access`), request counts and latency in
+//! [`crate::metrics`], and the `/metrics` route that renders them.
+//!
+//! The layer is the outermost of each server, so a request refused by the access layer
+//! (401, 403, 429) is logged and counted too.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::access::Principal;
+use crate::metrics::{self, RequestLabels};
+
+/// The id of one HTTP request: in its extensions, its answer's `x-request-id`, its
+/// access log line, and the history entry of the run it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestId(pub Arc<str>);
+
+impl RequestId {
+    /// A fresh id: 16 random hex digits (a counter if the system has no randomness).
+    fn new() -> RequestId {
+        let mut bytes = [0u8; 8];
+        if getrandom::fill(&mut bytes).is_err() {
+            use std::sync::atomic::{AtomicU64, Ordering};
+            static NEXT: AtomicU64 = AtomicU64::new(1);
+            bytes = NEXT.fetch_add(1, Ordering::Relaxed).to_be_bytes();
+        }
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        RequestId(Arc::from(hex))
+    }
+}
+
+/// `/metrics`, to be merged into a server's router (the access layer decides who may
+/// read it).
+pub fn router() -> Router {
+    Router::new().route("/metrics", get(render))
+}
+
+async fn render() -> Response {
+    ([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], metrics::get().render()).into_response()
+}
+
+/// The middleware: numbers the request, answers it, then logs and counts it.
+pub async fn observe(mut request: Request, next: Next) -> Response {
+    let clock = Instant::now();
+    let id = RequestId::new();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "other".to_owned(), |p| p.as_str().to_owned());
+    let method = request.method().as_str().to_owned();
+    let path = request.uri().path().to_owned();
+    request.extensions_mut().insert(id.clone());
+    let mut answer = next.run(request).await;
+    let elapsed = clock.elapsed();
+    let status = answer.status().as_u16();
+    if let Ok(value) = HeaderValue::from_str(&id.0) {
+        answer.headers_mut().insert("x-request-id", value);
+    }
+    let principal = answer.extensions().get::<Principal>().map(|p| p.id.clone());
+    tracing::info!(
+        target: "toolgate_access",
+        request_id = %id.0,
+        method = %method,
+        path = %path,
+        status,
+        ms = elapsed.as_secs_f64() * 1000.0,
+        principal = principal.as_deref().unwrap_or("-"),
+        "request"
+    );
+    metrics::get().request(&RequestLabels { route, method, status }, elapsed.as_secs_f64());
+    answer
+}

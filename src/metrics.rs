@@ -1,0 +1,178 @@
+//! The process's Prometheus metrics (prometheus-client): HTTP requests and their latency
+//! by route and status, runs by tool family and outcome code, rate-limit refusals and
+//! live MCP sessions over HTTP. One registry per process, reached through [`get`], so
+//! the places that count (the edge, the gateway, the access layer) need no handle
+//! passed down to them.
+//!
+//! A leaf: it knows no HTTP, MCP or gateway type. Label values are bounded sets (route
+//! patterns, never raw paths; error codes; family names), so a caller cannot grow the
+//! series without limit.
+
+use std::sync::OnceLock;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// The `Content-Type` of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Labels of an HTTP request.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The route's pattern (`/api/tools/{slug}/run`, `/mcp`), or `other` for no route.
+    pub route: String,
+    /// The method.
+    pub method: String,
+    /// The answer's status code.
+    pub status: u16,
+}
+
+/// Labels of a run.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RunLabels {
+    /// `catalogue`, `javascript`, `nyxilum` or `upstream`.
+    pub family: String,
+    /// `ok`, or the failure's stable code.
+    pub code: String,
+}
+
+/// Labels of a rate-limit refusal.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RefusalLabels {
+    /// `requests` or `runs`.
+    pub limit: String,
+}
+
+type Histograms = Family<RequestLabels, Histogram, fn() -> Histogram>;
+
+/// Every metric of the process.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Histograms,
+    runs: Family<RunLabels, Counter>,
+    refusals: Family<RefusalLabels, Counter>,
+    sessions: Gauge,
+}
+
+/// Request latency buckets: 0.5 ms doubling to about 16 s.
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_5, 2.0, 16))
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("toolgate");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency: Histograms = Family::new_with_constructor(latency_histogram);
+        let runs = Family::<RunLabels, Counter>::default();
+        let refusals = Family::<RefusalLabels, Counter>::default();
+        let sessions = Gauge::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests answered, by route, method and status",
+            requests.clone(),
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "Time to answer an HTTP request (to its head; a stream's body is not timed), by route, method and status",
+            latency.clone(),
+        );
+        registry.register("runs", "Runs, by tool family and outcome code", runs.clone());
+        registry.register(
+            "rate_limited",
+            "Requests and runs refused by a principal's rate limit",
+            refusals.clone(),
+        );
+        registry.register("mcp_sessions", "MCP sessions alive over HTTP", sessions.clone());
+        Metrics {
+            registry,
+            requests,
+            latency,
+            runs,
+            refusals,
+            sessions,
+        }
+    }
+
+    /// Counts one answered request and its latency in seconds.
+    pub fn request(&self, labels: &RequestLabels, seconds: f64) {
+        self.requests.get_or_create(labels).inc();
+        self.latency.get_or_create(labels).observe(seconds);
+    }
+
+    /// Counts one run of `family` that ended with `code` (`ok` on success).
+    pub fn run(&self, family: &str, code: &str) {
+        let labels = RunLabels {
+            family: family.to_owned(),
+            code: code.to_owned(),
+        };
+        self.runs.get_or_create(&labels).inc();
+    }
+
+    /// Counts one refusal by the `limit` (`requests` or `runs`) of a principal.
+    pub fn rate_limited(&self, limit: &str) {
+        let labels = RefusalLabels {
+            limit: limit.to_owned(),
+        };
+        self.refusals.get_or_create(&labels).inc();
+    }
+
+    /// One more (`+1`) or one fewer (`-1`) live MCP session over HTTP.
+    pub fn sessions(&self, change: i64) {
+        self.sessions.inc_by(change);
+    }
+
+    /// Every metric in the OpenMetrics text format, which Prometheus reads.
+    pub fn render(&self) -> String {
+        let mut text = String::new();
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
+            tracing::warn!("cannot encode the metrics: {e}");
+        }
+        text
+    }
+}
+
+/// The process's metrics.
+pub fn get() -> &'static Metrics {
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    METRICS.get_or_init(Metrics::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counted_requests_and_runs_render_as_openmetrics_text() {
+        let metrics = Metrics::new();
+        let labels = RequestLabels {
+            route: "/api/tools".into(),
+            method: "GET".into(),
+            status: 200,
+        };
+        metrics.request(&labels, 0.002);
+        metrics.run("catalogue", "RATE_LIMITED");
+        metrics.rate_limited("runs");
+        let text = metrics.render();
+        assert!(
+            text.contains(r#"toolgate_http_requests_total{route="/api/tools",method="GET",status="200"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains("toolgate_http_request_duration_seconds_bucket"), "{text}");
+        assert!(
+            text.contains(r#"toolgate_runs_total{family="catalogue",code="RATE_LIMITED"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"toolgate_rate_limited_total{limit="runs"} 1"#),
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+}
