@@ -159,14 +159,17 @@ fn asked<'js>(ctx: &Ctx<'js>, outcome: Result<serde_json::Value, Failure>) -> rq
     let object = Object::new(ctx.clone())?;
     match outcome {
         Ok(value) => object.set("result", value.to_string())?,
-        Err(f) => {
-            let error = Object::new(ctx.clone())?;
-            error.set("name", f.name)?;
-            error.set("message", f.message)?;
-            object.set("error", error)?;
-        }
+        Err(f) => object.set("error", failure(ctx, f)?)?,
     }
     Ok(object)
+}
+
+/// A failure as the `{name, message}` object both installers turn into a thrown error.
+fn failure<'js>(ctx: &Ctx<'js>, f: Failure) -> rquickjs::Result<Object<'js>> {
+    let error = Object::new(ctx.clone())?;
+    error.set("name", f.name)?;
+    error.set("message", f.message)?;
+    Ok(error)
 }
 
 /// The bytes of a buffer, copied out before any more JavaScript runs.
@@ -188,12 +191,7 @@ fn answer<'js>(ctx: &Ctx<'js>, outcome: Result<Answer, Failure>) -> rquickjs::Re
             object.set("headers", head.headers)?;
             object.set("body", ArrayBuffer::new(ctx.clone(), body)?)?;
         }
-        Err(f) => {
-            let error = Object::new(ctx.clone())?;
-            error.set("name", f.name)?;
-            error.set("message", f.message)?;
-            object.set("error", error)?;
-        }
+        Err(f) => object.set("error", failure(ctx, f)?)?,
     }
     Ok(object)
 }
