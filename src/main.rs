@@ -1,226 +1,23 @@
 //! The `toolgate` command: parses flags and environment, then runs the chosen mode.
 //! Glue only: every behaviour lives in the library.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
+
+mod cli;
+use cli::{CatalogueCommand, Cli, Command, KeysCommand};
 use toolgate::api::ApiClient;
 use toolgate::catalogue::SourceSpec;
 use toolgate::catalogue::Store;
-use toolgate::config::{Config, Raw};
+use toolgate::config::Config;
 use toolgate::exec::Executor;
 use toolgate::gateway::Gateway;
 use toolgate::limits;
 use toolgate::mcp::Handler;
 use toolgate::registry::Builtins;
 use toolgate::upstream::Upstreams;
-
-/// An MCP gateway to a catalogue of tools.
-#[derive(Debug, Parser)]
-#[command(name = "toolgate", about, disable_version_flag = true)]
-struct Cli {
-    /// The catalogue: `embedded`, a folder, a `.json` file, or an http(s):// API base.
-    #[arg(long, env = "TOOLGATE_CATALOGUE", global = true)]
-    catalogue: Option<String>,
-    /// Catalogue API base (bare host or its /api form).
-    #[arg(long, env = "TOOLGATE_API_URL", global = true)]
-    api_url: Option<String>,
-    /// Sent to the API as `Authorization: Bearer`.
-    #[arg(long, env = "TOOLGATE_API_KEY", global = true, hide_env_values = true)]
-    api_key: Option<String>,
-    /// Per-request timeout for the API, in milliseconds.
-    #[arg(long, env = "TOOLGATE_TIMEOUT_MS", global = true, default_value_t = limits::HTTP_TIMEOUT.as_millis() as u64)]
-    timeout_ms: u64,
-    /// Catalogue lifetime in milliseconds; 0 fetches on every request.
-    #[arg(long, env = "TOOLGATE_CACHE_TTL_MS", global = true, default_value_t = limits::CACHE_TTL.as_millis() as u64)]
-    cache_ttl_ms: u64,
-    /// Where code from an HTTP catalogue runs: remote, local or auto.
-    #[arg(long, env = "TOOLGATE_EXECUTION", global = true, default_value = "remote")]
-    execution: String,
-    /// Which tools are listed: all, meta or auto.
-    #[arg(long, env = "TOOLGATE_ADVERTISE", global = true, default_value = "auto")]
-    advertise: String,
-    /// Under `auto`, the most bytes `tools/list` may spend on tools.
-    #[arg(long, env = "TOOLGATE_ADVERTISE_BYTES", global = true, default_value_t = limits::ADVERTISE_BYTES as u64)]
-    advertise_bytes: u64,
-    /// Print the version and which sandbox layers this kernel allows, then exit.
-    #[arg(short = 'V', long, action = clap::ArgAction::SetTrue)]
-    version: bool,
-    /// Runtime tools to expose: js (run_javascript, run_typescript), nyxilum (nyxilum_*).
-    #[arg(long, env = "TOOLGATE_RUNTIMES", global = true, default_value = "")]
-    runtimes: String,
-    /// Name of the meta-tool and the resource URI scheme.
-    #[arg(long, env = "TOOLGATE_NAME", global = true, default_value = "toolgate")]
-    name: String,
-    /// Wall-clock deadline of one local JavaScript run, in milliseconds.
-    #[arg(long, env = "TOOLGATE_JS_TIMEOUT_MS", global = true, default_value_t = limits::JS_WALL_CLOCK.as_millis() as u64)]
-    js_timeout_ms: u64,
-    /// Deadline of one `fetch` from JavaScript, body included, in milliseconds.
-    #[arg(long, env = "TOOLGATE_FETCH_TIMEOUT_MS", global = true, default_value_t = limits::FETCH_TIMEOUT.as_millis() as u64)]
-    fetch_timeout_ms: u64,
-    /// Characters of JSON kept of the value a JavaScript run returns.
-    #[arg(long, env = "TOOLGATE_RESULT_CHARS", global = true, default_value_t = limits::RESULT_CHARS as u64)]
-    result_chars: u64,
-    /// JavaScript runs at once, across every client; more wait within their deadline.
-    #[arg(long, env = "TOOLGATE_JS_CONCURRENT_RUNS", global = true, default_value_t = limits::JS_CONCURRENT_RUNS as u64)]
-    js_concurrent_runs: u64,
-    /// NyxilumNode runs at once, across every client; more wait within their deadline.
-    #[arg(long, env = "TOOLGATE_NYX_CONCURRENT_RUNS", global = true, default_value_t = limits::NYX_CONCURRENT_RUNS as u64)]
-    nyx_concurrent_runs: u64,
-    /// Heap of all running JavaScript engines together, in MiB.
-    #[arg(long, env = "TOOLGATE_JS_TOTAL_HEAP_MB", global = true, default_value_t = (limits::JS_TOTAL_HEAP_BYTES / (1024 * 1024)) as u64)]
-    js_total_heap_mb: u64,
-    /// Internal addresses JavaScript `fetch` may reach despite the address policy:
-    /// comma-separated host:port, ip, ip:port ([v6]:port) or CIDR (10.1.2.0/24).
-    #[arg(long, env = "TOOLGATE_FETCH_ALLOW", global = true, default_value = "")]
-    fetch_allow: String,
-    /// Heap cap of one local JavaScript run, in MiB.
-    #[arg(long, env = "TOOLGATE_JS_HEAP_MB", global = true, default_value_t = (limits::JS_HEAP_BYTES / (1024 * 1024)) as u64)]
-    js_heap_mb: u64,
-    /// The NyxilumNode binary (a `.dll` runs through `dotnet`); found under
-    /// --nx-ecosystem-root when unset.
-    #[arg(long, env = "NX_NODE_PATH", global = true)]
-    nx_node_path: Option<PathBuf>,
-    /// The NyxilumLang checkout whose build output holds NyxilumNode (and its GUIDE.md).
-    /// A relative path, the default included, is taken from the working directory toolgate
-    /// is started in (an MCP host's own), not from where the binary is.
-    #[arg(long, env = "NX_ECOSYSTEM_ROOT", global = true, default_value = "../NyxilumLang")]
-    nx_ecosystem_root: PathBuf,
-    /// An `mcpServers` JSON file (as Claude Desktop, Cursor or VS Code write it): those MCP
-    /// servers' tools are served beside the catalogue as SERVER__TOOL.
-    #[arg(long, env = "TOOLGATE_UPSTREAMS", global = true, value_name = "FILE")]
-    upstreams: Option<PathBuf>,
-    /// How often upstream servers are pinged, in milliseconds; one that does not answer
-    /// within the same time is restarted.
-    #[arg(long, env = "TOOLGATE_UPSTREAM_PING_MS", global = true, default_value_t = limits::UPSTREAM_PING.as_millis() as u64)]
-    upstream_ping_ms: u64,
-    /// Compiled input schemas kept at once; the least recently used is compiled again
-    /// when a call needs it.
-    #[arg(long, env = "TOOLGATE_VALIDATORS", global = true, default_value_t = limits::VALIDATORS as u64)]
-    validators: u64,
-    /// Diagnostics to stderr at debug level.
-    #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
-    debug: bool,
-    /// Diagnostics and the HTTP access log as `text` lines or `json` objects.
-    #[arg(long, env = "TOOLGATE_LOG_FORMAT", global = true, default_value = "text", value_parser = ["text", "json"])]
-    log_format: String,
-    /// Serve MCP over Streamable HTTP at ADDR (default 127.0.0.1:8765; port 0 picks a
-    /// free one, printed on stderr) at /mcp, instead of stdio.
-    #[arg(long, env = "TOOLGATE_HTTP", value_name = "ADDR", num_args = 0..=1, default_missing_value = limits::HTTP_LISTEN)]
-    http: Option<String>,
-    /// Over HTTP, Host values accepted besides the loopback names (comma-separated:
-    /// gw.example.com, gw.example.com:443).
-    #[arg(long, env = "TOOLGATE_HTTP_ALLOWED_HOSTS", global = true, default_value = "")]
-    http_allowed_hosts: String,
-    /// Over HTTP, browser Origins accepted besides loopback pages (comma-separated, with
-    /// scheme: https://app.example.com:443).
-    #[arg(long, env = "TOOLGATE_HTTP_ALLOWED_ORIGINS", global = true, default_value = "")]
-    http_allowed_origins: String,
-    /// Over HTTP, how long a session may sit unused before it ends, in milliseconds.
-    #[arg(long, env = "TOOLGATE_HTTP_SESSION_IDLE_MS", global = true, default_value_t = limits::HTTP_SESSION_IDLE.as_millis() as u64)]
-    http_session_idle_ms: u64,
-    /// Over HTTP, MCP sessions alive at once; a new one beyond this is answered 503.
-    #[arg(long, env = "TOOLGATE_HTTP_MAX_SESSIONS", global = true, default_value_t = limits::HTTP_MAX_SESSIONS as u64)]
-    http_max_sessions: u64,
-    /// Both HTTP servers: connections held at once; one beyond is answered 503.
-    #[arg(long, env = "TOOLGATE_HTTP_MAX_CONNECTIONS", global = true, default_value_t = limits::HTTP_MAX_CONNECTIONS as u64)]
-    http_max_connections: u64,
-    /// Both HTTP servers: connections one client address may hold at once.
-    #[arg(long, env = "TOOLGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS", global = true, default_value_t = limits::HTTP_MAX_CONNECTIONS_PER_ADDRESS as u64)]
-    http_max_connections_per_address: u64,
-    /// Both HTTP servers: time allowed to send a request head (and to idle between
-    /// requests on a kept-alive connection), in milliseconds.
-    #[arg(long, env = "TOOLGATE_HTTP_HEADER_TIMEOUT_MS", global = true, default_value_t = limits::HTTP_HEADER_TIMEOUT.as_millis() as u64)]
-    http_header_timeout_ms: u64,
-    /// Both HTTP servers: the keys file (`toolgate keys new` writes it). Without one,
-    /// every caller is anonymous.
-    #[arg(long, env = "TOOLGATE_KEYS_FILE", global = true)]
-    keys_file: Option<PathBuf>,
-    /// Both HTTP servers: serve callers without a key (30 calls a minute per address);
-    /// needed to serve a non-loopback address without a keys file.
-    #[arg(long, env = "TOOLGATE_ALLOW_ANONYMOUS", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
-    allow_anonymous: bool,
-    /// Both HTTP servers: requests a minute per principal (a key, or an anonymous address).
-    #[arg(long, env = "TOOLGATE_REQUESTS_PER_MINUTE", global = true, default_value_t = limits::REQUESTS_PER_MINUTE.into())]
-    requests_per_minute: u64,
-    /// Both HTTP servers: runs a minute per anonymous client address.
-    #[arg(long, env = "TOOLGATE_ANONYMOUS_PER_MINUTE", global = true, default_value_t = limits::ANONYMOUS_PER_MINUTE.into())]
-    anonymous_per_minute: u64,
-    /// Both HTTP servers: runs one principal may have going at once (more wait, within
-    /// the run deadline); 0 is half of --js-concurrent-runs.
-    #[arg(long, env = "TOOLGATE_PRINCIPAL_CONCURRENT_RUNS", global = true, default_value_t = 0)]
-    principal_concurrent_runs: u64,
-    #[command(subcommand)]
-    command: Option<Command>,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Work with catalogues.
-    Catalogue {
-        #[command(subcommand)]
-        command: CatalogueCommand,
-    },
-    /// Manage the API keys of the HTTP servers.
-    Keys {
-        #[command(subcommand)]
-        command: KeysCommand,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum KeysCommand {
-    /// Append a new key to a keys file (created if missing; only the key's SHA-256 is
-    /// stored) and print the key once, alone, on stdout.
-    New {
-        /// What the key may do, comma-separated: search, run, runtimes, admin.
-        #[arg(long)]
-        scopes: String,
-        /// The key's id, shown in logs and history in place of the key (default key-N).
-        #[arg(long)]
-        id: Option<String>,
-        /// The keys file.
-        #[arg(long)]
-        file: PathBuf,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum CatalogueCommand {
-    /// Serve a catalogue over the HTTP API (DESIGN §4).
-    Serve {
-        /// The catalogue to serve (same forms as --catalogue); else --catalogue,
-        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
-        source: Option<String>,
-        /// The catalogue folder: the older spelling of SOURCE, kept so scripts still work.
-        #[arg(long, hide = true, value_name = "DIR", conflicts_with = "source")]
-        dir: Option<PathBuf>,
-        /// Address to listen on; port 0 picks a free port (printed on stderr).
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        listen: String,
-    },
-    /// Walk every tool through a real server: advertise, describe, run its example, check
-    /// the answer against its output schema, read it as a resource. Fails on any failure.
-    Check {
-        /// The catalogue to check (same forms as --catalogue); else --catalogue,
-        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
-        source: Option<String>,
-    },
-    /// Measure search quality: nDCG@10, Recall@5 and Recall@10 over judged queries.
-    Eval {
-        /// A JSONL file of {"query": "...", "relevant": ["slug", ...]} lines.
-        #[arg(long)]
-        queries: PathBuf,
-        /// The catalogue to search (same forms as --catalogue); else --catalogue,
-        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
-        source: Option<String>,
-        /// Also print the N worst queries and what ranked above the relevant tool.
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        show_misses: usize,
-    },
-}
 
 fn main() -> ExitCode {
     // A JavaScript worker started by this program's own server: no flags, no logging
@@ -269,46 +66,9 @@ async fn run(cli: Cli) -> Result<(), String> {
         println!("{key}");
         return Ok(());
     }
-    let raw = Raw {
-        catalogue: cli.catalogue,
-        api_url: cli.api_url,
-        api_key: cli.api_key,
-        timeout_ms: cli.timeout_ms,
-        cache_ttl_ms: cli.cache_ttl_ms,
-        execution: cli.execution,
-        advertise: cli.advertise,
-        advertise_bytes: cli.advertise_bytes,
-        name: cli.name,
-        runtimes: cli.runtimes,
-        js_timeout_ms: cli.js_timeout_ms,
-        js_heap_mb: cli.js_heap_mb,
-        fetch_timeout_ms: cli.fetch_timeout_ms,
-        result_chars: cli.result_chars,
-        js_concurrent_runs: cli.js_concurrent_runs,
-        js_total_heap_mb: cli.js_total_heap_mb,
-        nyx_concurrent_runs: cli.nyx_concurrent_runs,
-        fetch_allow: cli.fetch_allow,
-        nx_node_path: cli.nx_node_path,
-        nx_ecosystem_root: cli.nx_ecosystem_root,
-        http: cli.http,
-        http_allowed_hosts: cli.http_allowed_hosts,
-        http_allowed_origins: cli.http_allowed_origins,
-        http_session_idle_ms: cli.http_session_idle_ms,
-        http_max_sessions: cli.http_max_sessions,
-        http_max_connections: cli.http_max_connections,
-        http_max_connections_per_address: cli.http_max_connections_per_address,
-        http_header_timeout_ms: cli.http_header_timeout_ms,
-        keys_file: cli.keys_file,
-        allow_anonymous: cli.allow_anonymous,
-        requests_per_minute: cli.requests_per_minute,
-        anonymous_per_minute: cli.anonymous_per_minute,
-        principal_concurrent_runs: cli.principal_concurrent_runs,
-        upstreams: cli.upstreams,
-        upstream_ping_ms: cli.upstream_ping_ms,
-        validators: cli.validators,
-    };
+    let (raw, command) = cli.split();
     let mut config = Config::from_raw(raw)?;
-    match cli.command {
+    match command {
         Some(Command::Catalogue {
             command: CatalogueCommand::Check { source },
         }) => {
