@@ -1,6 +1,6 @@
 //! The process's Prometheus metrics (prometheus-client): HTTP requests and their latency
-//! by route and status, runs by tool family and outcome code, rate-limit refusals and
-//! live MCP sessions over HTTP. One registry per process, reached through [`get`], so
+//! by route and status, runs by tool family and outcome code, rate-limit refusals, live
+//! MCP sessions over HTTP, the JavaScript worker pool's use, and catalogue builds. One registry per process, reached through [`get`], so
 //! the places that count (the edge, the gateway, the access layer) need no handle
 //! passed down to them.
 //!
@@ -47,10 +47,33 @@ pub struct RefusalLabels {
     pub limit: String,
 }
 
+/// Labels of a catalogue refresh.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RefreshLabels {
+    /// `built` (a new snapshot), `unchanged` (the API answered 304, or the same list
+    /// that failed before) or `failed` (the last good snapshot, if any, still serves).
+    pub outcome: String,
+}
+
+/// How the JavaScript worker pool is used at one moment, read when metrics are rendered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolUse {
+    /// Runs that may go at once.
+    pub places: i64,
+    /// Runs holding a place now.
+    pub running: i64,
+    /// Runs waiting for a place.
+    pub waiting: i64,
+    /// Started workers waiting for a run.
+    pub idle: i64,
+}
+
+/// Reads the worker pool's use; set by the pool, called on each render.
+type PoolProbe = Box<dyn Fn() -> PoolUse + Send + Sync>;
+
 type Histograms = Family<RequestLabels, Histogram, fn() -> Histogram>;
 
 /// Every metric of the process.
-#[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
@@ -58,6 +81,26 @@ pub struct Metrics {
     runs: Family<RunLabels, Counter>,
     refusals: Family<RefusalLabels, Counter>,
     sessions: Gauge,
+    refreshes: Family<RefreshLabels, Counter>,
+    tools: Gauge,
+    pool: PoolGauges,
+    workers_started: Counter,
+    probe: std::sync::RwLock<Option<PoolProbe>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+/// The gauges [`PoolUse`] is copied into before each render.
+#[derive(Default)]
+struct PoolGauges {
+    places: Gauge,
+    running: Gauge,
+    waiting: Gauge,
+    idle: Gauge,
 }
 
 /// Request latency buckets: 0.5 ms doubling to about 16 s.
@@ -90,6 +133,37 @@ impl Metrics {
             refusals.clone(),
         );
         registry.register("mcp_sessions", "MCP sessions alive over HTTP", sessions.clone());
+        let refreshes = Family::<RefreshLabels, Counter>::default();
+        registry.register(
+            "catalogue_refreshes",
+            "Catalogue builds and refreshes, by outcome (built, unchanged, failed)",
+            refreshes.clone(),
+        );
+        let tools = Gauge::default();
+        registry.register(
+            "catalogue_tools",
+            "Tools in the catalogue snapshot built last",
+            tools.clone(),
+        );
+        let pool = PoolGauges::default();
+        registry.register("js_places", "JavaScript runs that may go at once", pool.places.clone());
+        registry.register("js_running", "JavaScript runs holding a place", pool.running.clone());
+        registry.register(
+            "js_waiting",
+            "JavaScript runs waiting for a place",
+            pool.waiting.clone(),
+        );
+        registry.register(
+            "js_workers_idle",
+            "Started JavaScript workers waiting for a run",
+            pool.idle.clone(),
+        );
+        let workers_started = Counter::default();
+        registry.register(
+            "js_workers_started",
+            "JavaScript worker processes started (each serves many runs, then is replaced)",
+            workers_started.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -97,6 +171,11 @@ impl Metrics {
             runs,
             refusals,
             sessions,
+            refreshes,
+            tools,
+            pool,
+            workers_started,
+            probe: std::sync::RwLock::new(None),
         }
     }
 
@@ -128,8 +207,39 @@ impl Metrics {
         self.sessions.inc_by(change);
     }
 
+    /// Counts one catalogue build or refresh that ended as `outcome` (`built`,
+    /// `unchanged` or `failed`); a build also sets the tool count.
+    pub fn refresh(&self, outcome: &str, tools: Option<usize>) {
+        let labels = RefreshLabels {
+            outcome: outcome.to_owned(),
+        };
+        self.refreshes.get_or_create(&labels).inc();
+        if let Some(tools) = tools {
+            self.tools.set(i64::try_from(tools).unwrap_or(i64::MAX));
+        }
+    }
+
+    /// Counts one JavaScript worker process started.
+    pub fn worker_started(&self) {
+        self.workers_started.inc();
+    }
+
+    /// Has `probe` read the worker pool's use at each render (the last pool to ask wins:
+    /// a process has one).
+    pub fn watch_pool(&self, probe: impl Fn() -> PoolUse + Send + Sync + 'static) {
+        let mut held = self.probe.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *held = Some(Box::new(probe));
+    }
+
     /// Every metric in the OpenMetrics text format, which Prometheus reads.
     pub fn render(&self) -> String {
+        let probe = self.probe.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = probe.as_ref().map(|p| p()).unwrap_or_default();
+        drop(probe);
+        self.pool.places.set(now.places);
+        self.pool.running.set(now.running);
+        self.pool.waiting.set(now.waiting);
+        self.pool.idle.set(now.idle);
         let mut text = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
             tracing::warn!("cannot encode the metrics: {e}");
@@ -159,7 +269,28 @@ mod tests {
         metrics.request(&labels, 0.002);
         metrics.run("catalogue", "RATE_LIMITED");
         metrics.rate_limited("runs");
+        metrics.refresh("built", Some(34));
+        metrics.refresh("failed", None);
+        metrics.watch_pool(|| PoolUse {
+            places: 8,
+            running: 3,
+            waiting: 1,
+            idle: 2,
+        });
         let text = metrics.render();
+        assert!(
+            text.contains(r#"toolgate_catalogue_refreshes_total{outcome="built"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"toolgate_catalogue_refreshes_total{outcome="failed"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains("toolgate_catalogue_tools 34\n"), "{text}");
+        assert!(text.contains("toolgate_js_places 8\n"), "{text}");
+        assert!(text.contains("toolgate_js_running 3\n"), "{text}");
+        assert!(text.contains("toolgate_js_waiting 1\n"), "{text}");
+        assert!(text.contains("toolgate_js_workers_idle 2\n"), "{text}");
         assert!(
             text.contains(r#"toolgate_http_requests_total{route="/api/tools",method="GET",status="200"} 1"#),
             "{text}"

@@ -83,6 +83,33 @@ async fn metrics_count_requests_runs_and_refusals_and_parse_as_prometheus_text()
         Some(1.0),
         "{text}"
     );
+    // The catalogue was built once, with as many tools as the API lists.
+    let listed: Value = http
+        .get(format!("{}/api/tools", server.host))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let tools = listed["tools"].as_array().map(Vec::len).unwrap() as f64;
+    assert_eq!(
+        sample(&text, r#"toolgate_catalogue_refreshes_total{outcome="built"}"#),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(sample(&text, "toolgate_catalogue_tools"), Some(tools), "{text}");
+    // The worker pool: its places, nothing running or waiting once the run answered, and
+    // at least the worker that ran it started.
+    let places = toolgate::limits::JS_CONCURRENT_RUNS as f64;
+    assert_eq!(sample(&text, "toolgate_js_places"), Some(places), "{text}");
+    assert_eq!(sample(&text, "toolgate_js_running"), Some(0.0), "{text}");
+    assert_eq!(sample(&text, "toolgate_js_waiting"), Some(0.0), "{text}");
+    assert!(
+        sample(&text, "toolgate_js_workers_started_total").is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
+    assert!(sample(&text, "toolgate_js_workers_idle").is_some(), "{text}");
 }
 
 #[tokio::test]

@@ -159,14 +159,14 @@ impl Store {
                             Some(Read::Loaded(loaded)) => Ok(loaded),
                             Some(Read::File(origin, bytes)) => load::from_file_bytes(&origin, &bytes),
                         };
-                        loaded
-                            .and_then(|loaded| {
-                                build(&reported, &reserved, loaded, Origin::Local, (budget, &validators))
-                            })
-                            .map_err(|reason| {
-                                tracing::warn!("the catalogue was not built: {reason}");
-                                Error::Internal(format!("the catalogue was not built: {reason}"))
-                            })
+                        let built = loaded.and_then(|loaded| {
+                            build(&reported, &reserved, loaded, Origin::Local, (budget, &validators))
+                        });
+                        counted(&built);
+                        built.map_err(|reason| {
+                            tracing::warn!("the catalogue was not built: {reason}");
+                            Error::Internal(format!("the catalogue was not built: {reason}"))
+                        })
                     })
                 });
                 building.clone().await
@@ -235,7 +235,10 @@ impl Store {
                     .map(|(_, e)| e.clone());
                 let built = match (known, &held) {
                     // Said once already, when that list failed: keep serving quietly.
-                    (Some(_), Some(held)) => return Ok(held.clone()),
+                    (Some(_), Some(held)) => {
+                        crate::metrics::get().refresh("failed", None);
+                        return Ok(held.clone());
+                    }
                     (Some(e), None) => Err(e),
                     (None, _) => {
                         let base = http.client.base().to_owned();
@@ -273,6 +276,13 @@ impl Store {
             }
             Err(e) => Err(e),
         };
+        match &outcome {
+            Ok(snapshot) if !held.as_ref().is_some_and(|h| Arc::ptr_eq(h, snapshot)) => {
+                crate::metrics::get().refresh("built", Some(snapshot.tools().len()));
+            }
+            Ok(_) => crate::metrics::get().refresh("unchanged", None),
+            Err(_) => crate::metrics::get().refresh("failed", None),
+        }
         match (outcome, held) {
             (Ok(snapshot), _) => Ok(snapshot),
             (Err(e), Some(held)) => {
@@ -281,6 +291,14 @@ impl Store {
             }
             (Err(e), None) => Err(e),
         }
+    }
+}
+
+/// Counts a local source's build in `/metrics`.
+fn counted<E>(built: &Result<Arc<Snapshot>, E>) {
+    match built {
+        Ok(snapshot) => crate::metrics::get().refresh("built", Some(snapshot.tools().len())),
+        Err(_) => crate::metrics::get().refresh("failed", None),
     }
 }
 

@@ -74,6 +74,7 @@ impl Worker {
             });
         }
         let mut child = cmd.spawn().map_err(cannot)?;
+        crate::metrics::get().worker_started();
         drop(control_read);
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(Error::Internal(

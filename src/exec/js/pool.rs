@@ -20,7 +20,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -80,6 +80,8 @@ pub struct Js {
     refilling: Arc<AtomicBool>,
     /// Numbers runs, so a frame about an earlier run is never taken for the current one.
     next_run: AtomicU64,
+    /// Runs waiting for their places, for `/metrics`.
+    waiting: Arc<AtomicI64>,
 }
 
 impl std::fmt::Debug for Js {
@@ -93,6 +95,23 @@ impl std::fmt::Debug for Js {
 
 /// A run's place among the concurrent runs and its share of the heap budget.
 type Places = (OwnedSemaphorePermit, OwnedSemaphorePermit);
+
+/// One run counted as waiting for its places while this lives (a run given up while
+/// waiting stops counting too).
+struct Waiting<'a>(&'a AtomicI64);
+
+impl<'a> Waiting<'a> {
+    fn count(waiting: &'a AtomicI64) -> Waiting<'a> {
+        waiting.fetch_add(1, Ordering::Relaxed);
+        Waiting(waiting)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// Bytes in whole MiB, rounded up, as the heap budget counts them.
 fn mib(bytes: usize) -> u32 {
@@ -110,7 +129,7 @@ impl Js {
     /// `program` (this binary: `std::env::current_exe()`). No worker starts until the
     /// first run or [`Js::prewarm`].
     pub fn new(limits: JsLimits, program: PathBuf) -> Js {
-        Js {
+        let js = Js {
             limits,
             program,
             runs: Arc::new(Semaphore::new(limits.concurrent_runs.max(1))),
@@ -123,7 +142,28 @@ impl Js {
             idle: Arc::default(),
             refilling: Arc::default(),
             next_run: AtomicU64::new(1),
-        }
+            waiting: Arc::default(),
+        };
+        js.watch();
+        js
+    }
+
+    /// Has `/metrics` read this pool's use when it renders: places, runs holding one,
+    /// runs waiting, idle workers. The probe holds only shared counters, not the pool.
+    fn watch(&self) {
+        let (runs, waiting, idle) = (self.runs.clone(), self.waiting.clone(), Arc::downgrade(&self.idle));
+        let places = self.limits.concurrent_runs.max(1);
+        crate::metrics::get().watch_pool(move || {
+            let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+            crate::metrics::PoolUse {
+                places: count(places),
+                running: count(places.saturating_sub(runs.available_permits())),
+                waiting: waiting.load(Ordering::Relaxed),
+                idle: idle.upgrade().map_or(0, |idle| {
+                    count(idle.lock().unwrap_or_else(PoisonError::into_inner).len())
+                }),
+            }
+        });
     }
 
     /// The same backend with `allow` as the exceptions to `fetch`'s address policy. By
@@ -383,6 +423,7 @@ impl Js {
     /// A place among the concurrent runs and this run's heap from the shared budget.
     async fn places(&self) -> Result<Places, Error> {
         let closed = |_| Error::Internal("the JavaScript run limiter is closed".to_owned());
+        let _waiting = Waiting::count(&self.waiting);
         let run = self.runs.clone().acquire_owned().await.map_err(closed)?;
         let want = mib(self.limits.heap_bytes).clamp(1, mib(self.limits.total_heap_bytes).max(1));
         let heap = self.heap.clone().acquire_many_owned(want).await.map_err(closed)?;
