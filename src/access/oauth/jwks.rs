@@ -3,13 +3,14 @@
 //!
 //! Only signing keys of the three algorithms toolgate accepts are kept: RSA (RS256, at
 //! least [`OAUTH_RSA_MIN_BITS`]), P-256 (ES256) and Ed25519 (EdDSA). Each key is bound to
-//! one algorithm — its `alg` member, or the one its type implies — and a token must name
-//! that algorithm, so a key can never be used in another algorithm's check (a public RSA
+//! the one algorithm its type implies (a key whose `alg` member names another is
+//! skipped), and a token must name that algorithm, so a key can never be used in another algorithm's check (a public RSA
 //! key as an HMAC secret, say). Symmetric (`oct`) keys and encryption keys are skipped.
 //!
-//! A refresh is bounded: a file is re-read only when its modification time or length
-//! changed, a URL fetched at most once per [`OAUTH_JWKS_REFRESH_MIN`] (or when the set
-//! is older than [`OAUTH_JWKS_MAX_AGE`]), with [`OAUTH_JWKS_TIMEOUT`], no redirects and
+//! A refresh is bounded: for unknown key ids, a file is re-read only when its
+//! modification time or length changed, a URL fetched at most once per
+//! [`OAUTH_JWKS_REFRESH_MIN`]; a URL's set is also fetched again on the first token after
+//! it is [`OAUTH_JWKS_MAX_AGE`] old. Every fetch has [`OAUTH_JWKS_TIMEOUT`], no redirects and
 //! a body of at most [`OAUTH_JWKS_BYTES`]. A refresh that fails, or finds no usable key,
 //! keeps the keys in force and says so on stderr. One refresh runs at a time; tokens
 //! arriving meanwhile wait for it and see its keys.
@@ -60,11 +61,15 @@ pub struct Keyring {
     http: reqwest::Client,
 }
 
-/// The last read of the set.
+/// The last reads of the set.
 #[derive(Debug)]
 struct Read {
+    /// The last read, whatever caused it.
     at: Instant,
+    /// The file's stamp at the last read.
     stamp: Option<(SystemTime, u64)>,
+    /// The last read caused by an unknown key id (the one that is rate-bounded).
+    forced: Option<Instant>,
 }
 
 impl Keyring {
@@ -94,6 +99,7 @@ impl Keyring {
             refreshed: tokio::sync::Mutex::new(Read {
                 at: Instant::now(),
                 stamp,
+                forced: None,
             }),
             http,
         })
@@ -102,35 +108,42 @@ impl Keyring {
     /// The keys in force, fetched again first when a URL's set has grown old.
     pub async fn current(&self) -> Arc<Vec<Key>> {
         if matches!(self.source, JwksSource::Url(_)) {
-            let stale = self.refreshed.lock().await.at.elapsed() >= OAUTH_JWKS_MAX_AGE;
-            if stale {
-                return self.refresh().await;
+            let mut last = self.refreshed.lock().await;
+            if last.at.elapsed() >= OAUTH_JWKS_MAX_AGE {
+                self.reload(&mut last).await;
             }
         }
         self.keys.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Reads the set again if the bounds of the module allow it (a file that changed, a
-    /// URL not fetched for [`OAUTH_JWKS_REFRESH_MIN`]) and returns the keys then in force.
+    /// Reads the set again for a token naming a key id it does not hold, if the bounds of
+    /// the module allow it (a file that changed; a URL not fetched for this reason in
+    /// the last [`OAUTH_JWKS_REFRESH_MIN`]), and returns the keys then in force.
     pub async fn refresh(&self) -> Arc<Vec<Key>> {
         let mut last = self.refreshed.lock().await;
         let due = match &self.source {
             JwksSource::File(_) => stamp_of(&self.source) != last.stamp,
-            JwksSource::Url(_) => last.at.elapsed() >= OAUTH_JWKS_REFRESH_MIN,
+            JwksSource::Url(_) => last.forced.is_none_or(|at| at.elapsed() >= OAUTH_JWKS_REFRESH_MIN),
         };
         if due {
-            last.at = Instant::now();
-            last.stamp = stamp_of(&self.source);
-            match self.reread().await {
-                Ok(keys) => {
-                    tracing::info!("JWKS {} read again: {} usable keys", self.source, keys.len());
-                    *self.keys.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(keys);
-                }
-                Err(e) => tracing::warn!("{e}; the keys read before stay in force"),
-            }
+            last.forced = Some(Instant::now());
+            self.reload(&mut last).await;
         }
         drop(last);
         self.keys.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Reads the set again now, under the refresh lock (`last`); a failure keeps the keys.
+    async fn reload(&self, last: &mut Read) {
+        last.at = Instant::now();
+        last.stamp = stamp_of(&self.source);
+        match self.reread().await {
+            Ok(keys) => {
+                tracing::info!("JWKS {} read again: {} usable keys", self.source, keys.len());
+                *self.keys.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(keys);
+            }
+            Err(e) => tracing::warn!("{e}; the keys read before stay in force"),
+        }
     }
 
     async fn reread(&self) -> Result<Vec<Key>, String> {
