@@ -4,6 +4,11 @@
 //! `scope` claim. What it finds is a [`Verified`] subject with scopes; what it refuses
 //! is a [`Rejection`] that says why in a few words (sent to the caller, who holds the
 //! token anyway).
+//!
+//! Of the header only `alg` and `kid` are read: keys a token names or carries itself
+//! (`jku`, `x5u`, `jwk`) are never fetched or trusted. An algorithm outside RS256, ES256
+//! and EdDSA is refused before any key is looked up, so such tokens never cause a JWKS
+//! refresh.
 
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
