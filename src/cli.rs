@@ -143,6 +143,29 @@ pub struct Cli {
     /// the run deadline); 0 is half of --js-concurrent-runs.
     #[arg(long, env = "TOOLGATE_PRINCIPAL_CONCURRENT_RUNS", global = true, default_value_t = 0)]
     pub principal_concurrent_runs: u64,
+    /// Both HTTP servers: turns OAuth on. The authorization server's signing keys: a
+    /// JWKS file, or an https:// URL (http:// to loopback hosts only).
+    #[arg(long, env = "TOOLGATE_OAUTH_JWKS", global = true, value_name = "FILE|URL")]
+    pub oauth_jwks: Option<String>,
+    /// With --oauth-jwks: the `iss` every token must carry (required).
+    #[arg(long, env = "TOOLGATE_OAUTH_ISSUER", global = true)]
+    pub oauth_issuer: Option<String>,
+    /// With --oauth-jwks: the `aud` values accepted, comma-separated (required; usually
+    /// this server's resource URL, https://gw.example.com/mcp).
+    #[arg(long, env = "TOOLGATE_OAUTH_AUDIENCE", global = true)]
+    pub oauth_audience: Option<String>,
+    /// With --oauth-jwks: the authorization servers the protected-resource metadata names,
+    /// comma-separated (default: the issuer).
+    #[arg(long, env = "TOOLGATE_OAUTH_AUTHORIZATION_SERVERS", global = true)]
+    pub oauth_authorization_servers: Option<String>,
+    /// With --oauth-jwks: runs a minute each OAuth principal (each token subject) may start.
+    #[arg(long, env = "TOOLGATE_OAUTH_PER_MINUTE", global = true, default_value_t = limits::KEY_PER_MINUTE.into())]
+    pub oauth_per_minute: u64,
+    /// With --oauth-jwks: the base URL clients reach this server at (https://gw.example.com,
+    /// no path), named in the OAuth metadata and challenges; default http:// and the
+    /// request's Host.
+    #[arg(long, env = "TOOLGATE_PUBLIC_URL", global = true)]
+    pub public_url: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -250,6 +273,12 @@ impl Cli {
             requests_per_minute: self.requests_per_minute,
             anonymous_per_minute: self.anonymous_per_minute,
             principal_concurrent_runs: self.principal_concurrent_runs,
+            oauth_jwks: self.oauth_jwks,
+            oauth_issuer: self.oauth_issuer,
+            oauth_audience: self.oauth_audience,
+            oauth_authorization_servers: self.oauth_authorization_servers,
+            oauth_per_minute: self.oauth_per_minute,
+            public_url: self.public_url,
             upstreams: self.upstreams,
             upstream_ping_ms: self.upstream_ping_ms,
             validators: self.validators,

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::access::Rates;
+use crate::access::oauth;
 use crate::catalogue::SourceSpec;
 use crate::catalogue::source::api_base;
 use crate::edge::Connections;
@@ -58,6 +59,9 @@ pub struct Config {
     pub allow_anonymous: bool,
     /// Request and run rates, and runs at once, per principal of both HTTP servers.
     pub rates: Rates,
+    /// OAuth on both HTTP servers (`TOOLGATE_OAUTH_*`, `TOOLGATE_PUBLIC_URL`): bearer
+    /// JWTs checked against a JWKS. By default, off.
+    pub oauth: Option<oauth::Settings>,
     /// The `mcpServers` file of upstream MCP servers (`TOOLGATE_UPSTREAMS`), read when
     /// the server starts. By default, none.
     pub upstreams: Option<upstream::Source>,
@@ -134,6 +138,18 @@ pub struct Raw {
     pub anonymous_per_minute: u64,
     /// `TOOLGATE_PRINCIPAL_CONCURRENT_RUNS`; 0 means half of the JavaScript runs at once.
     pub principal_concurrent_runs: u64,
+    /// `TOOLGATE_OAUTH_JWKS`.
+    pub oauth_jwks: Option<String>,
+    /// `TOOLGATE_OAUTH_ISSUER`.
+    pub oauth_issuer: Option<String>,
+    /// `TOOLGATE_OAUTH_AUDIENCE`.
+    pub oauth_audience: Option<String>,
+    /// `TOOLGATE_OAUTH_AUTHORIZATION_SERVERS`.
+    pub oauth_authorization_servers: Option<String>,
+    /// `TOOLGATE_OAUTH_PER_MINUTE`.
+    pub oauth_per_minute: u64,
+    /// `TOOLGATE_PUBLIC_URL`.
+    pub public_url: Option<String>,
     /// `TOOLGATE_UPSTREAMS`.
     pub upstreams: Option<PathBuf>,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
@@ -285,6 +301,18 @@ impl Config {
             validators: usize::try_from(raw.validators).unwrap_or(usize::MAX),
             ..Limits::default()
         };
+        check_range("TOOLGATE_OAUTH_PER_MINUTE", raw.oauth_per_minute, PER_MINUTE_RANGE)?;
+        let oauth = oauth::Settings::parse(&oauth::settings::Raw {
+            jwks: raw.oauth_jwks.as_deref(),
+            issuer: raw.oauth_issuer.as_deref(),
+            audience: raw.oauth_audience.as_deref(),
+            authorization_servers: raw.oauth_authorization_servers.as_deref(),
+            per_minute: raw.oauth_per_minute,
+            public_url: raw.public_url.as_deref(),
+        })?;
+        if oauth.is_none() && raw.public_url.as_deref().is_some_and(|u| !u.trim().is_empty()) {
+            notes.push("TOOLGATE_PUBLIC_URL is used only with OAuth (TOOLGATE_OAUTH_JWKS); it is ignored".to_owned());
+        }
         let rates = Rates {
             requests_per_minute: u32::try_from(raw.requests_per_minute).unwrap_or(u32::MAX),
             anonymous_per_minute: u32::try_from(raw.anonymous_per_minute).unwrap_or(u32::MAX),
@@ -310,6 +338,7 @@ impl Config {
             keys_file: raw.keys_file.filter(|p| !p.as_os_str().is_empty()),
             allow_anonymous: raw.allow_anonymous,
             rates,
+            oauth,
             upstreams: raw
                 .upstreams
                 .filter(|p| !p.as_os_str().is_empty())
@@ -383,6 +412,7 @@ mod tests {
             validators: 4_096,
             requests_per_minute: 1_200,
             anonymous_per_minute: 30,
+            oauth_per_minute: 600,
             ..Raw::default()
         }
     }

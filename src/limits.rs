@@ -201,6 +201,41 @@ pub const RATE_PRUNE_EVERY: Duration = Duration::from_secs(60);
 /// How often the keys file is checked for a change (SIGHUP reads it at once).
 pub const KEYS_POLL: Duration = Duration::from_secs(2);
 
+/// Clock skew allowed when a bearer JWT's `exp` and `nbf` are checked: a token is
+/// accepted up to this long after it expired and before it becomes valid, since the
+/// authorization server's clock and ours are never quite the same. A minute is the usual
+/// allowance (and `jsonwebtoken`'s default).
+pub const OAUTH_LEEWAY: Duration = Duration::from_secs(60);
+
+/// Least time between two fetches of a JWKS URL caused by tokens naming a key id it does
+/// not hold: a key the authorization server has just added is found within this long,
+/// and a caller sending made-up key ids cannot make us fetch the URL more often. (A JWKS
+/// file is re-read only when it changed, which is cheap to tell.)
+pub const OAUTH_JWKS_REFRESH_MIN: Duration = Duration::from_secs(30);
+
+/// Age after which a JWKS fetched from a URL is fetched again on the next token, so keys
+/// the authorization server withdrew stop being accepted. A failed fetch keeps the keys
+/// in force.
+pub const OAUTH_JWKS_MAX_AGE: Duration = Duration::from_secs(15 * 60);
+
+/// Deadline of one JWKS fetch, body included: a token waits on it at most this long.
+pub const OAUTH_JWKS_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Largest JWKS document read (file or URL), in bytes. A real set is a few KiB; this
+/// bounds what a wrong URL can make us hold.
+pub const OAUTH_JWKS_BYTES: usize = 256 * 1024;
+
+/// Most keys read from one JWKS; the rest are ignored. A token without a key id is tried
+/// against every key of its algorithm, so this also bounds that work.
+pub const OAUTH_JWKS_KEYS: usize = 64;
+
+/// Smallest RSA modulus accepted in a JWKS, in bits (RFC 7518 §3.3 requires 2048).
+pub const OAUTH_RSA_MIN_BITS: usize = 2048;
+
+/// Longest `sub` claim accepted, in characters: it becomes the principal's id in logs,
+/// history and rate buckets.
+pub const OAUTH_SUBJECT_CHARS: usize = 256;
+
 /// At SIGTERM/SIGINT the HTTP server stops accepting and gives running calls this long
 /// to answer before it ends every session (cancelling what still runs).
 pub const HTTP_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

@@ -89,7 +89,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 Some(dir) => config.source = SourceSpec::Dir(dir),
                 None => config.choose_source(source.as_deref())?,
             }
-            let access = access(&config, &listen)?;
+            let access = access(&config, &listen).await?;
             let gateway = gateway(&config, true, None, Some(access.limiter()))?;
             toolgate::operator::serve(gateway, &listen, config.connections, access, terminated()).await
         }
@@ -146,7 +146,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 );
             }
             let access = match &config.http {
-                Some(settings) => Some(access(&config, &settings.listen)?),
+                Some(settings) => Some(access(&config, &settings.listen).await?),
                 None => None,
             };
             let upstreams = match &config.upstreams {
@@ -257,10 +257,15 @@ fn eval(snapshot: &toolgate::catalogue::Snapshot, text: &str, show_misses: usize
 }
 
 /// The access rule of an HTTP server listening on `listen`: the keys file read (and
-/// watched), and a refusal to serve a non-loopback address to anonymous callers unless
+/// watched), the OAuth keys read when OAuth is configured, and a refusal to serve a non-loopback address to anonymous callers unless
 /// the operator asked for it.
-fn access(config: &Config, listen: &str) -> Result<toolgate::access::Access, String> {
-    let access = toolgate::access::Access::open(config.keys_file.as_deref(), config.allow_anonymous, config.rates)?;
+async fn access(config: &Config, listen: &str) -> Result<toolgate::access::Access, String> {
+    let oauth = match &config.oauth {
+        Some(settings) => Some(toolgate::access::oauth::OAuth::open(settings.clone()).await?),
+        None => None,
+    };
+    let access =
+        toolgate::access::Access::open(config.keys_file.as_deref(), config.allow_anonymous, config.rates, oauth)?;
     access.check_exposure(listen)?;
     access.watch();
     Ok(access)

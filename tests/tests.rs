@@ -24,6 +24,7 @@ mod js_workers;
 mod mcp_surface;
 mod nyxilum;
 mod nyxilum_repl;
+mod oauth;
 mod observability;
 mod one_path;
 mod operator;

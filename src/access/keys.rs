@@ -110,6 +110,9 @@ impl Keys {
             if key.id.trim().is_empty() {
                 return Err(format!("entry {} has an empty id", i + 1));
             }
+            if key.id.starts_with(super::oauth::PRINCIPAL_PREFIX) {
+                return Err(format!("{at}: ids beginning with \"oauth:\" name OAuth principals"));
+            }
             if keys.keys[..i].iter().any(|k| k.id == key.id) {
                 return Err(format!("{at}: the id is used twice"));
             }
@@ -165,6 +168,9 @@ pub fn append(path: &Path, scopes: Vec<Scope>, id: Option<String>) -> Result<Str
     };
     let id = match id {
         Some(id) if id.trim().is_empty() => return Err("--id must not be empty".to_owned()),
+        Some(id) if id.starts_with(super::oauth::PRINCIPAL_PREFIX) => {
+            return Err("--id must not begin with \"oauth:\": such ids name OAuth principals".to_owned());
+        }
         Some(id) => id,
         None => (1..)
             .map(|n| format!("key-{n}"))
@@ -223,6 +229,10 @@ mod tests {
         assert_eq!(keys.find(&second).map(|k| k.id.as_str()), Some("key-1"));
         assert!(keys.find("tg_wrong").is_none());
         assert!(append(&path, vec![Scope::Run], Some("ci".into())).is_err());
+        assert!(append(&path, vec![Scope::Run], Some("oauth:ci".into())).is_err());
+        let sha = "0".repeat(64);
+        let reserved = format!(r#"{{"keys":[{{"id":"oauth:x","sha256":"{sha}","scopes":["run"]}}]}}"#);
+        assert!(Keys::parse(&reserved).unwrap_err().contains("oauth:"));
         assert!(Keys::parse(r#"{"keys":[{"id":"a","sha256":"zz","scopes":["run"]}]}"#).is_err());
         assert!(Scope::parse_list("run,bogus").unwrap_err().contains("bogus"));
         assert_eq!(

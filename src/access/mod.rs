@@ -20,11 +20,18 @@
 //! The keys file is read again when it changes (checked every [`KEYS_POLL`]) or on
 //! SIGHUP; a file that no longer reads keeps the keys in force, said on stderr. Nothing
 //! of a session is tied to a key, so a reload drops none.
+//!
+//! With OAuth configured (`oauth/`), a bearer value shaped like a JWT is checked as one
+//! and acts as `oauth:SUB` with its token's scopes; any other value is looked up as a
+//! key. Both may be in force at once. Then 401 and 403 answers carry a
+//! `WWW-Authenticate: Bearer` challenge naming the protected-resource metadata, which
+//! this layer serves itself, unauthenticated.
 
 pub mod keys;
+pub mod oauth;
 pub mod rate;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
@@ -39,6 +46,8 @@ use tracing::Instrument;
 use crate::api::ErrorBody;
 use crate::limits::KEYS_POLL;
 pub use keys::{Key, Keys, Scope};
+use oauth::resource::{self, Challenge};
+use oauth::{OAuth, PRINCIPAL_PREFIX, Rejection};
 pub use rate::{Limiter, Rates};
 
 /// Which face a request arrived on: each has its own rule for the scope a route needs.
@@ -84,12 +93,28 @@ struct Inner {
     keys: RwLock<Arc<Keys>>,
     allow_anonymous: bool,
     limiter: Arc<Limiter>,
+    oauth: Option<OAuth>,
+}
+
+/// Why a request's credentials were refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    /// A value that is no key of the keys file (nor a JWT, with OAuth on).
+    UnknownKey,
+    /// A JWT that did not pass.
+    Token(Rejection),
 }
 
 impl Access {
     /// Reads the keys file at `file`, when one is named; `allow_anonymous` admits callers
-    /// without a key; every principal is held to `rates`.
-    pub fn open(file: Option<&Path>, allow_anonymous: bool, rates: Rates) -> Result<Access, String> {
+    /// without a key; bearer JWTs are checked by `oauth` when given; every principal is
+    /// held to `rates`.
+    pub fn open(
+        file: Option<&Path>,
+        allow_anonymous: bool,
+        rates: Rates,
+        oauth: Option<OAuth>,
+    ) -> Result<Access, String> {
         let keys = match file {
             Some(path) => Keys::read(path)?,
             None => Keys::default(),
@@ -100,6 +125,7 @@ impl Access {
                 keys: RwLock::new(Arc::new(keys)),
                 allow_anonymous,
                 limiter: Arc::new(Limiter::new(rates)),
+                oauth,
             }),
         })
     }
@@ -109,9 +135,10 @@ impl Access {
         self.inner.limiter.clone()
     }
 
-    /// Returns true if and only if callers are authenticated (a keys file is in force).
+    /// Returns true if and only if callers are authenticated (a keys file or OAuth is in
+    /// force).
     pub fn is_configured(&self) -> bool {
-        self.inner.file.is_some()
+        self.inner.file.is_some() || self.inner.oauth.is_some()
     }
 
     /// Refuses, with the reason, to serve anonymous callers on `listen` when it is not a
@@ -121,7 +148,7 @@ impl Access {
             return Ok(());
         }
         Err(format!(
-            "refusing to serve {listen} without authentication: it is not a loopback address, so anyone who can reach it could run code here. Name a keys file (TOOLGATE_KEYS_FILE; `toolgate keys new` makes one) or pass --allow-anonymous to serve anonymous callers on purpose"
+            "refusing to serve {listen} without authentication: it is not a loopback address, so anyone who can reach it could run code here. Name a keys file (TOOLGATE_KEYS_FILE; `toolgate keys new` makes one), configure OAuth (TOOLGATE_OAUTH_JWKS) or pass --allow-anonymous to serve anonymous callers on purpose"
         ))
     }
 
@@ -168,23 +195,26 @@ impl Access {
         }
     }
 
-    /// Who `request` acts as: `Ok(None)` when anonymous callers are not admitted and it
-    /// named no key, `Err` for a key this server does not know.
-    fn principal(&self, request: &Request) -> Result<Option<Principal>, ()> {
-        let address = request
-            .extensions()
-            .get::<axum::extract::ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip());
-        let bearer = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-            .map(str::trim);
+    /// Who a request from `address` presenting `bearer` acts as: `Ok(None)` when
+    /// anonymous callers are not admitted and it presented nothing, `Err` for a key this
+    /// server does not know or a token that does not pass.
+    async fn principal(&self, address: Option<IpAddr>, bearer: Option<&str>) -> Result<Option<Principal>, Refused> {
         match bearer {
             Some(presented) if self.is_configured() => {
+                if let Some(oauth) = &self.inner.oauth
+                    && oauth::token::looks_like_jwt(presented)
+                {
+                    let verified = oauth.verify(presented).await.map_err(Refused::Token)?;
+                    return Ok(Some(Principal {
+                        id: Arc::from(format!("{PRINCIPAL_PREFIX}{}", verified.subject)),
+                        scopes: verified.scopes,
+                        per_minute: oauth.settings().per_minute,
+                        anonymous: false,
+                        address,
+                    }));
+                }
                 let keys = self.inner.keys.read().unwrap_or_else(|p| p.into_inner()).clone();
-                let key = keys.find(presented).ok_or(())?;
+                let key = keys.find(presented).ok_or(Refused::UnknownKey)?;
                 Ok(Some(Principal {
                     id: Arc::from(key.id.as_str()),
                     scopes: key.scopes.clone(),
@@ -210,6 +240,21 @@ impl Access {
             })),
         }
     }
+}
+
+/// The client's address and the bearer value `request` presents, if any.
+fn credentials(request: &Request) -> (Option<IpAddr>, Option<String>) {
+    let address = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    let bearer = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(|v| v.trim().to_owned());
+    (address, bearer)
 }
 
 /// What a route needs on `face`: `None` for routes open to everyone (probes, health).
@@ -240,26 +285,48 @@ enum Need {
 
 /// The middleware: admits `request` as its principal (put in its extensions) or answers
 /// 401/403 with the DESIGN §6 error body, or 429 with `Retry-After` past the principal's
-/// request rate.
+/// request rate. With OAuth on, it also serves the protected-resource metadata, and its
+/// 401s and 403s carry a `WWW-Authenticate` challenge naming it.
 pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: Request, next: Next) -> Response {
+    let oauth = access.inner.oauth.as_ref();
+    let base = oauth.and_then(|o| resource::base(o.settings(), request.headers()));
+    if let Some(oauth) = oauth
+        && resource::is_metadata_path(face, request.uri().path())
+    {
+        return metadata(face, oauth, base.as_deref(), request.method());
+    }
     let Some(need) = needs(face, request.method(), request.uri().path()) else {
         return next.run(request).await;
     };
-    let principal = match access.principal(&request) {
+    // The challenge of a refusal: with OAuth, one naming the metadata; else the plain
+    // Bearer challenge on a 401.
+    let metadata_url = base.as_deref().map(|b| resource::metadata_url(face, b));
+    let challenge = |c: Challenge| match oauth {
+        Some(_) => Some(resource::www_authenticate(c, metadata_url.as_deref())),
+        None if c == Challenge::Missing || matches!(c, Challenge::Invalid(_)) => {
+            Some(HeaderValue::from_static("Bearer realm=\"toolgate\""))
+        }
+        None => None,
+    };
+    let (address, bearer) = credentials(&request);
+    let principal = match access.principal(address, bearer.as_deref()).await {
         Ok(Some(p)) => p,
         Ok(None) => {
-            return refuse(
-                StatusCode::UNAUTHORIZED,
-                "UNAUTHORIZED",
-                "this server needs an API key: send Authorization: Bearer KEY",
-            );
+            let message = match oauth {
+                Some(_) => "this server needs an OAuth access token (or an API key): send Authorization: Bearer TOKEN",
+                None => "this server needs an API key: send Authorization: Bearer KEY",
+            };
+            let challenge = challenge(Challenge::Missing);
+            return refuse(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message, challenge);
         }
-        Err(()) => {
-            return refuse(
-                StatusCode::UNAUTHORIZED,
-                "UNAUTHORIZED",
-                "the API key is not known to this server",
-            );
+        Err(Refused::UnknownKey) => {
+            let message = "the API key is not known to this server";
+            let challenge = challenge(Challenge::Invalid(message));
+            return refuse(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message, challenge);
+        }
+        Err(Refused::Token(why)) => {
+            let challenge = challenge(Challenge::Invalid(why.describe()));
+            return refuse(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", why.describe(), challenge);
         }
     };
     let loopback_alone = !access.is_configured() && principal.address.is_some_and(|a| a.is_loopback());
@@ -269,12 +336,18 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
         _ => None,
     };
     if let Some(scope) = lacking {
+        let holder = if principal.id.starts_with(PRINCIPAL_PREFIX) {
+            "token of"
+        } else {
+            "key"
+        };
         let message = format!(
-            "the key \"{}\" lacks the scope \"{}\" this call needs",
-            principal.id,
+            "the {holder} \"{}\" lacks the scope \"{}\" this call needs",
+            principal.id.strip_prefix(PRINCIPAL_PREFIX).unwrap_or(&principal.id),
             scope.name()
         );
-        return refuse(StatusCode::FORBIDDEN, "FORBIDDEN", &message);
+        let challenge = challenge(Challenge::Scope(scope));
+        return refuse(StatusCode::FORBIDDEN, "FORBIDDEN", &message, challenge);
     }
     if let Err(wait) = access.inner.limiter.request(&principal) {
         crate::metrics::get().rate_limited("requests");
@@ -284,7 +357,7 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
             access.inner.limiter.rates().requests_per_minute,
             retry_after_secs(wait)
         );
-        let mut answer = refuse(StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", &message);
+        let mut answer = refuse(StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", &message, None);
         answer
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs(wait)));
@@ -301,12 +374,34 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
     answer
 }
 
+/// The protected-resource metadata of `face` (RFC 9728), open to everyone and to pages
+/// of any origin (it is public, and browser-based MCP clients read it cross-origin).
+fn metadata(face: Face, oauth: &OAuth, base: Option<&str>, method: &Method) -> Response {
+    let cors = [
+        (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        (header::ACCESS_CONTROL_ALLOW_METHODS, "GET, OPTIONS"),
+        (header::ACCESS_CONTROL_ALLOW_HEADERS, "*"),
+    ];
+    if *method == Method::OPTIONS {
+        return (StatusCode::NO_CONTENT, cors).into_response();
+    }
+    if *method != Method::GET && *method != Method::HEAD {
+        return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "GET, OPTIONS")]).into_response();
+    }
+    let Some(base) = base else {
+        let message = "cannot tell this server's URL: send a Host header, or set TOOLGATE_PUBLIC_URL";
+        return refuse(StatusCode::BAD_REQUEST, "BAD_REQUEST", message, None);
+    };
+    (cors, axum::Json(resource::document(face, base, oauth.settings()))).into_response()
+}
+
 /// A wait as the whole seconds of a `Retry-After` header: rounded up, at least 1.
 pub fn retry_after_secs(wait: std::time::Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0 || wait.is_zero())
 }
 
-fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
+/// An error answer with the DESIGN §6 body, and `challenge` as its `WWW-Authenticate`.
+fn refuse(status: StatusCode, code: &str, message: &str, challenge: Option<HeaderValue>) -> Response {
     let body = ErrorBody {
         success: false,
         error: message.to_owned(),
@@ -316,11 +411,8 @@ fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
         runtime: None,
     };
     let mut answer = (status, axum::Json(body)).into_response();
-    if status == StatusCode::UNAUTHORIZED {
-        answer.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"toolgate\""),
-        );
+    if let Some(challenge) = challenge {
+        answer.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
     }
     answer
 }
@@ -350,7 +442,7 @@ mod tests {
         for listen in ["0.0.0.0:8080", "[::]:1", "10.0.0.1:80", "example.com:80"] {
             assert!(!is_loopback(listen), "{listen}");
         }
-        let open = Access::open(None, false, Rates::default()).unwrap();
+        let open = Access::open(None, false, Rates::default(), None).unwrap();
         assert!(open.check_exposure("127.0.0.1:1").is_ok());
         let refused = open.check_exposure("0.0.0.0:1").unwrap_err();
         assert!(
@@ -358,34 +450,36 @@ mod tests {
             "{refused}"
         );
         assert!(
-            Access::open(None, true, Rates::default())
+            Access::open(None, true, Rates::default(), None)
                 .unwrap()
                 .check_exposure("0.0.0.0:1")
                 .is_ok()
         );
     }
 
-    #[test]
-    fn a_reload_admits_a_key_added_since_and_a_broken_file_keeps_the_old_keys() {
+    #[tokio::test]
+    async fn a_reload_admits_a_key_added_since_and_a_broken_file_keeps_the_old_keys() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("keys.json");
         let first = keys::append(&path, vec![Scope::Run], Some("a".into())).unwrap();
-        let access = Access::open(Some(&path), false, Rates::default()).unwrap();
-        let lookup = |key: &str| {
+        let access = Access::open(Some(&path), false, Rates::default(), None).unwrap();
+        let lookup = async |key: &str| {
             let request = Request::builder()
                 .header(header::AUTHORIZATION, format!("Bearer {key}"))
                 .body(axum::body::Body::empty())
                 .unwrap();
-            access.principal(&request).ok().flatten().map(|p| p.id.to_string())
+            let (address, bearer) = credentials(&request);
+            let found = access.principal(address, bearer.as_deref()).await;
+            found.ok().flatten().map(|p| p.id.to_string())
         };
         let second = keys::append(&path, vec![Scope::Search], Some("b".into())).unwrap();
-        assert_eq!(lookup(&second), None, "not read yet");
+        assert_eq!(lookup(&second).await, None, "not read yet");
         access.reload(&path);
-        assert_eq!(lookup(&first).as_deref(), Some("a"));
-        assert_eq!(lookup(&second).as_deref(), Some("b"));
+        assert_eq!(lookup(&first).await.as_deref(), Some("a"));
+        assert_eq!(lookup(&second).await.as_deref(), Some("b"));
         std::fs::write(&path, "not json").unwrap();
         access.reload(&path);
-        assert_eq!(lookup(&second).as_deref(), Some("b"));
+        assert_eq!(lookup(&second).await.as_deref(), Some("b"));
     }
 
     #[test]
