@@ -4,8 +4,6 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
-
 mod cli;
 use cli::{CatalogueCommand, Cli, Command, KeysCommand};
 use toolgate::api::ApiClient;
@@ -28,7 +26,7 @@ fn main() -> ExitCode {
     {
         return toolgate::exec::js::worker_main();
     }
-    let cli = Cli::parse();
+    let (cli, flags) = Cli::parse_with_flags();
     init_logging(cli.debug, &cli.log_format);
     if cli.version {
         println!("toolgate {}", env!("CARGO_PKG_VERSION"));
@@ -41,7 +39,7 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    let outcome = runtime.block_on(run(cli));
+    let outcome = runtime.block_on(run(cli, flags));
     // A JavaScript run still on its blocking thread (the client left mid-call) must not
     // hold the process until its deadline: exit after a short grace.
     runtime.shutdown_timeout(limits::SHUTDOWN_GRACE);
@@ -56,7 +54,7 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-async fn run(cli: Cli) -> Result<(), String> {
+async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> Result<(), String> {
     if let Some(Command::Keys {
         command: KeysCommand::New { scopes, id, file },
     }) = &cli.command
@@ -94,6 +92,10 @@ async fn run(cli: Cli) -> Result<(), String> {
             toolgate::operator::serve(gateway, &listen, config.connections, access, terminated()).await
         }
         Some(Command::Keys { .. }) => Ok(()),
+        Some(Command::Shell { connect, file, history }) => {
+            let input = toolgate::commands::shell::Input::choose(file);
+            toolgate::commands::shell::run(connect.target(flags)?, &config.name, input, history.as_deref()).await
+        }
         Some(Command::Catalogue {
             command:
                 CatalogueCommand::Eval {

@@ -36,6 +36,7 @@ mod run_javascript;
 mod sandbox;
 mod sandbox_leaks;
 mod search;
+mod shell;
 mod source_naming;
 mod stdout_purity;
 mod terminal;
