@@ -175,6 +175,12 @@ pub enum Command {
         #[arg(long, env = "TOOLGATE_SHELL_HISTORY", value_name = "FILE")]
         history: Option<PathBuf>,
     },
+    /// Walk the path an agent takes against a real server, with no model: discover,
+    /// search, schema, run, batch, recover from an error. Fails if any step misbehaves.
+    Demo {
+        #[command(flatten)]
+        connect: Connect,
+    },
 }
 
 /// Which server `shell` and `demo` talk to: by default this toolgate, started as a stdio

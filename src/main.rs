@@ -96,6 +96,7 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             let input = toolgate::commands::shell::Input::choose(file);
             toolgate::commands::shell::run(connect.target(flags)?, &config.name, input, history.as_deref()).await
         }
+        Some(Command::Demo { connect }) => toolgate::commands::demo::run(connect.target(flags)?, &config.name).await,
         Some(Command::Catalogue {
             command:
                 CatalogueCommand::Eval {

@@ -10,6 +10,7 @@ mod catalogue_check;
 mod catalogue_extras;
 mod catalogue_tools;
 mod conformance;
+mod demo;
 mod execution_modes;
 mod fetch_policy;
 mod history;
