@@ -27,7 +27,9 @@ fn main() -> ExitCode {
         return toolgate::exec::js::worker_main();
     }
     let (cli, flags) = Cli::parse_with_flags();
-    init_logging(cli.debug, &cli.log_format);
+    // shell and demo report their connection's failures themselves, in one sentence.
+    let is_client = matches!(cli.command, Some(Command::Shell { .. } | Command::Demo { .. }));
+    init_logging(cli.debug, &cli.log_format, is_client);
     if cli.version {
         println!("toolgate {}", env!("CARGO_PKG_VERSION"));
         let layers = toolgate::sandbox::Sandbox::get().layers();
@@ -326,13 +328,14 @@ fn gateway(
 
 /// Diagnostics go to stderr only: stdout is the MCP transport. Warnings and the HTTP
 /// access log by default, debug with `--debug`/`TOOLGATE_DEBUG`, anything with
-/// `RUST_LOG`; one JSON object a line with `TOOLGATE_LOG_FORMAT=json`.
-fn init_logging(debug: bool, format: &str) {
+/// `RUST_LOG`; one JSON object a line with `TOOLGATE_LOG_FORMAT=json`. A client command
+/// (`is_client`: shell, demo) leaves rmcp's own errors out: it reports them itself.
+fn init_logging(debug: bool, format: &str, is_client: bool) {
     use tracing_subscriber::EnvFilter;
-    let default = if debug {
-        "toolgate=debug,toolgate_access=info,rmcp=info"
-    } else {
-        "toolgate=warn,toolgate_access=info,rmcp=error"
+    let default = match (debug, is_client) {
+        (true, _) => "toolgate=debug,toolgate_access=info,rmcp=info",
+        (false, false) => "toolgate=warn,toolgate_access=info,rmcp=error",
+        (false, true) => "toolgate=warn,rmcp=off",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()

@@ -165,3 +165,49 @@ async fn the_shell_speaks_streamable_http_and_reads_a_piped_stdin() {
         ran.stdout
     );
 }
+
+#[tokio::test]
+async fn over_http_the_shell_sends_its_key_and_says_when_one_is_wanted() {
+    let keys = tempfile::tempdir().unwrap();
+    let file = keys.path().join("keys.json");
+    let key = crate::access::new_key(&file, "search,run", "operator").await;
+    let gate = HttpGate::start(&[("TOOLGATE_KEYS_FILE", file.to_str().unwrap())]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = "call base64-codec {\"input\": \"hi\"}\nhistory\n";
+    let ran = toolgate(
+        dir.path(),
+        &[("TOOLGATE_SHELL_KEY", &key)],
+        &["shell", "--url", &gate.url],
+        input,
+    )
+    .await;
+    assert!(ran.ok, "{}\n{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.contains("\"output\": \"aGk=\""), "{}", ran.stdout);
+    // The catalogue API's key is not a gateway key, and is never sent to one.
+    let ran = toolgate(
+        dir.path(),
+        &[("TOOLGATE_API_KEY", &key)],
+        &["shell", "--url", &gate.url],
+        input,
+    )
+    .await;
+    assert!(!ran.ok, "{}", ran.stdout);
+    assert_eq!(ran.stdout, "");
+    assert_eq!(
+        ran.stderr,
+        format!(
+            "toolgate: {} wants a key (401): pass --key or set TOOLGATE_SHELL_KEY\n",
+            gate.url
+        )
+    );
+    // An unknown key is named as such.
+    let ran = toolgate(dir.path(), &[], &["shell", "--url", &gate.url, "--key", "nope"], input).await;
+    assert!(!ran.ok, "{}", ran.stdout);
+    assert_eq!(
+        ran.stderr,
+        format!(
+            "toolgate: {} refused the key (401): it is not in the server's keys file\n",
+            gate.url
+        )
+    );
+}

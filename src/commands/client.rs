@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as McpTool};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::service::ClientInitializeError;
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt, service::RunningService};
 use serde_json::{Value, json};
@@ -165,13 +166,10 @@ impl Connection {
                     config = config.auth_header(key.clone());
                 }
                 let transport = StreamableHttpClientTransport::from_config(config);
-                ().serve(transport).await.map_err(|e| {
-                    let hint = if key.is_none() && e.to_string().to_lowercase().contains("auth") {
-                        " — it wants a key: pass --key or set TOOLGATE_SHELL_KEY"
-                    } else {
-                        ""
-                    };
-                    format!("{url} did not complete the MCP handshake: {e}{hint}")
+                ().serve(transport).await.map_err(|e| match (wants_key(&e), key) {
+                    (true, None) => format!("{url} wants a key (401): pass --key or set TOOLGATE_SHELL_KEY"),
+                    (true, Some(_)) => format!("{url} refused the key (401): it is not in the server's keys file"),
+                    (false, _) => format!("{url} did not complete the MCP handshake: {e}"),
                 })?
             }
         };
@@ -313,6 +311,17 @@ fn find_meta(tools: &[McpTool], expected: &str) -> Option<String> {
             commands.is_some_and(|c| ["search", "schema"].iter().all(|w| c.iter().any(|v| v == w)))
         })
         .map(|t| t.name.to_string())
+}
+
+/// Returns true if and only if the handshake failed because the server answered 401.
+fn wants_key(e: &ClientInitializeError) -> bool {
+    let ClientInitializeError::TransportError { error, .. } = e else {
+        return false;
+    };
+    matches!(
+        error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+        Some(StreamableHttpError::AuthRequired(_))
+    )
 }
 
 /// Opens (and drops) a TCP connection to `url`'s host and port, so an absent server is
