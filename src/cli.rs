@@ -2,9 +2,12 @@
 //! variable (DESIGN §2). Part of the binary, not the library: it only names settings;
 //! `config::Config` checks them.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use toolgate::commands::client::Target;
 use toolgate::config::Raw;
 use toolgate::limits;
 
@@ -182,6 +185,68 @@ pub enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// An interactive MCP client: tools, search, schema, call, history, diff, with tab
+    /// completion. Reads commands from --file, or from stdin when it is not a terminal.
+    Shell {
+        #[command(flatten)]
+        connect: Connect,
+        /// Run the commands in FILE (`-` is stdin) instead of prompting; every command
+        /// runs, and any that failed makes the exit status non-zero.
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Keep the prompt's line history in FILE. By default, none is kept.
+        #[arg(long, env = "TOOLGATE_SHELL_HISTORY", value_name = "FILE")]
+        history: Option<PathBuf>,
+    },
+    /// Walk the path an agent takes against a real server, with no model: discover,
+    /// search, schema, run, batch, recover from an error. Fails if any step misbehaves.
+    Demo {
+        #[command(flatten)]
+        connect: Connect,
+    },
+}
+
+/// Which server `shell` and `demo` talk to: by default this toolgate, started as a stdio
+/// child with the current settings.
+#[derive(Debug, Args)]
+pub struct Connect {
+    /// A server over Streamable HTTP, e.g. http://127.0.0.1:8765/mcp (a URL without a
+    /// path means its /mcp).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// The key sent with --url as `Authorization: Bearer` (from `toolgate keys new`).
+    /// TOOLGATE_API_KEY is never sent: it is the catalogue API's key, not a gateway's.
+    #[arg(long, env = "TOOLGATE_SHELL_KEY", hide_env_values = true)]
+    pub key: Option<String>,
+    /// Start this MCP server command instead, over stdio (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+impl Connect {
+    /// The target: `--url`, the command after `--`, else this program with `flags` (the
+    /// settings given as flags, as variables) and without `TOOLGATE_HTTP`, so the child
+    /// serves stdio.
+    pub fn target(self, flags: Vec<(OsString, OsString)>) -> Result<Target, String> {
+        if let Some(url) = self.url {
+            return Ok(Target::http(&url, self.key));
+        }
+        let mut words = self.command.into_iter();
+        match words.next() {
+            Some(program) => Ok(Target::Child {
+                program: program.into(),
+                args: words.collect(),
+                env: Vec::new(),
+                remove: Vec::new(),
+            }),
+            None => Ok(Target::Child {
+                program: std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?,
+                args: Vec::new(),
+                env: flags,
+                remove: vec!["TOOLGATE_HTTP".into()],
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -237,6 +302,29 @@ pub enum CatalogueCommand {
 }
 
 impl Cli {
+    /// Parses this process's command line (exiting with clap's message when it does not
+    /// parse), and returns beside it every setting given as a flag as its environment
+    /// variable: a toolgate child started by `shell` or `demo` then runs with the same
+    /// settings (those given as variables it inherits). `--http` is not among them.
+    pub fn parse_with_flags() -> (Cli, Vec<(OsString, OsString)>) {
+        let command = Cli::command();
+        let matches = command.clone().get_matches();
+        let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        let flags = command
+            .get_arguments()
+            .filter_map(|arg| {
+                let var = arg.get_env()?;
+                let id = arg.get_id().as_str();
+                if var == "TOOLGATE_HTTP" || matches.value_source(id) != Some(ValueSource::CommandLine) {
+                    return None;
+                }
+                let value = matches.get_raw(id)?.next_back()?;
+                Some((var.to_owned(), value.to_owned()))
+            })
+            .collect();
+        (cli, flags)
+    }
+
     /// The settings as given, before `Config` checks them, and the subcommand chosen.
     pub fn split(self) -> (Raw, Option<Command>) {
         let raw = Raw {

@@ -602,6 +602,16 @@ pub const UPSTREAM_TOOLS: usize = 2_000;
 /// blocking work (a JavaScript engine stopping) to end before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(200);
 
+/// How long `shell` and `demo` wait for a TCP connection to a `--url` server before
+/// saying it cannot be reached: a server on this machine or network accepts within
+/// milliseconds, and a person is waiting for the answer.
+pub const CLIENT_REACH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Pages of the meta-tool's `list` that `shell` and `demo` read before giving up: a
+/// page holds up to 100 tools, so this is far past any real catalogue, and it stops a
+/// server whose cursors never end from holding the client forever.
+pub const CLIENT_LIST_PAGES: usize = 1_000;
+
 /// The bounds in force for one server, overridable by configuration.
 #[derive(Debug, Clone)]
 pub struct Limits {

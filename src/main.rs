@@ -4,8 +4,6 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
-
 mod cli;
 use cli::{CatalogueCommand, Cli, Command, KeysCommand};
 use toolgate::api::ApiClient;
@@ -28,8 +26,10 @@ fn main() -> ExitCode {
     {
         return toolgate::exec::js::worker_main();
     }
-    let cli = Cli::parse();
-    init_logging(cli.debug, &cli.log_format);
+    let (cli, flags) = Cli::parse_with_flags();
+    // shell and demo report their connection's failures themselves, in one sentence.
+    let is_client = matches!(cli.command, Some(Command::Shell { .. } | Command::Demo { .. }));
+    init_logging(cli.debug, &cli.log_format, is_client);
     if cli.version {
         println!("toolgate {}", env!("CARGO_PKG_VERSION"));
         let layers = toolgate::sandbox::Sandbox::get().layers();
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    let outcome = runtime.block_on(run(cli));
+    let outcome = runtime.block_on(run(cli, flags));
     // A JavaScript run still on its blocking thread (the client left mid-call) must not
     // hold the process until its deadline: exit after a short grace.
     runtime.shutdown_timeout(limits::SHUTDOWN_GRACE);
@@ -56,7 +56,7 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-async fn run(cli: Cli) -> Result<(), String> {
+async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> Result<(), String> {
     if let Some(Command::Keys {
         command: KeysCommand::New { scopes, id, file },
     }) = &cli.command
@@ -94,6 +94,11 @@ async fn run(cli: Cli) -> Result<(), String> {
             toolgate::operator::serve(gateway, &listen, config.connections, access, terminated()).await
         }
         Some(Command::Keys { .. }) => Ok(()),
+        Some(Command::Shell { connect, file, history }) => {
+            let input = toolgate::commands::shell::Input::choose(file);
+            toolgate::commands::shell::run(connect.target(flags)?, &config.name, input, history.as_deref()).await
+        }
+        Some(Command::Demo { connect }) => toolgate::commands::demo::run(connect.target(flags)?, &config.name).await,
         Some(Command::Catalogue {
             command:
                 CatalogueCommand::Eval {
@@ -328,13 +333,14 @@ fn gateway(
 
 /// Diagnostics go to stderr only: stdout is the MCP transport. Warnings and the HTTP
 /// access log by default, debug with `--debug`/`TOOLGATE_DEBUG`, anything with
-/// `RUST_LOG`; one JSON object a line with `TOOLGATE_LOG_FORMAT=json`.
-fn init_logging(debug: bool, format: &str) {
+/// `RUST_LOG`; one JSON object a line with `TOOLGATE_LOG_FORMAT=json`. A client command
+/// (`is_client`: shell, demo) leaves rmcp's own errors out: it reports them itself.
+fn init_logging(debug: bool, format: &str, is_client: bool) {
     use tracing_subscriber::EnvFilter;
-    let default = if debug {
-        "toolgate=debug,toolgate_access=info,rmcp=info"
-    } else {
-        "toolgate=warn,toolgate_access=info,rmcp=error"
+    let default = match (debug, is_client) {
+        (true, _) => "toolgate=debug,toolgate_access=info,rmcp=info",
+        (false, false) => "toolgate=warn,toolgate_access=info,rmcp=error",
+        (false, true) => "toolgate=warn,rmcp=off",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()

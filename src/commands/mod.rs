@@ -1,6 +1,9 @@
-//! The command-line subcommands that are not servers: `catalogue eval`, `catalogue check`
-//! (and, as they land, `shell`, `demo`). Each prints a report for people; none of them
-//! speaks MCP on this process's stdout.
+//! The command-line subcommands that are not servers: `catalogue eval`, `catalogue check`,
+//! `shell` and `demo` (both MCP clients, through `client`). Each prints for people; none
+//! of them speaks MCP on this process's stdout.
 
 pub mod check;
+pub mod client;
+pub mod demo;
 pub mod eval;
+pub mod shell;
