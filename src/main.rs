@@ -74,7 +74,7 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
         }) => {
             config.choose_source(source.as_deref())?;
             let binary = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
-            let report = toolgate::commands::check::run(&binary, &config).await?;
+            let report = toolgate::commands::check::run(&binary, &config, &flags).await?;
             print!("{}", report.render());
             if report.is_ok() {
                 Ok(())

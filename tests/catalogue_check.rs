@@ -48,6 +48,21 @@ async fn with_nyxilum_node_the_nyxilum_tools_pass_too() {
 }
 
 #[tokio::test]
+async fn settings_given_as_flags_reach_the_server_the_check_starts() {
+    let nx = crate::nyxilum::standin().display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = command(dir.path(), &[]);
+    cmd.args(["catalogue", "check", "embedded", "--nx-node-path", &nx]);
+    let out = cmd.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.trim_end().ends_with("34 passed, 0 failed, 0 skipped"),
+        "the child ran the NyxilumNode tools with the flag's runtime: {stdout}"
+    );
+}
+
+#[tokio::test]
 async fn failing_tools_fail_the_check_and_name_their_step() {
     let dir = fixtures().display().to_string();
     let (ok, stdout, _) = check(

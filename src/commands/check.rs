@@ -84,12 +84,19 @@ impl Report {
 type Client = RunningService<RoleClient, ()>;
 
 /// Reads `config.source`, then starts `binary` on it (all tools advertised) and checks
-/// every tool.
-pub async fn run(binary: &Path, config: &Config) -> Result<Report, String> {
+/// every tool. `flags` are the settings given on the command line, as the environment
+/// variables that carry them to the child (`--js-timeout-ms` → `TOOLGATE_JS_TIMEOUT_MS`),
+/// so the child runs the tools as this command was told to.
+pub async fn run(
+    binary: &Path,
+    config: &Config,
+    flags: &[(std::ffi::OsString, std::ffi::OsString)],
+) -> Result<Report, String> {
     let (unserved, uncallable) = unserved(config).await?;
     let name = config.name.as_str();
     let source = config.source.setting();
     let mut cmd = tokio::process::Command::new(binary);
+    cmd.envs(flags.iter().map(|(k, v)| (k, v)));
     cmd.env("TOOLGATE_CATALOGUE", &source)
         .env("TOOLGATE_ADVERTISE", "all")
         .env("TOOLGATE_NAME", name);
