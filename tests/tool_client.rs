@@ -273,6 +273,27 @@ async fn progress_from_a_tool_reaches_the_call_that_carried_a_token() {
 }
 
 #[tokio::test]
+async fn progress_from_a_tool_run_through_the_meta_tool_reaches_its_call() {
+    let mut s = Session::open(&fixtures(), json!({})).await;
+    let r = s
+        .call(
+            "toolgate",
+            json!({"command": "run", "slug": "test_tool_with_progress", "params": {}}),
+        )
+        .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let p = tokio::time::timeout(WAIT, s.progress.recv())
+            .await
+            .expect("progress")
+            .unwrap();
+        seen.push(p.progress);
+    }
+    assert_eq!(seen, [0.0, 50.0, 100.0]);
+}
+
+#[tokio::test]
 async fn sampling_and_elicitation_from_a_tool_reach_a_client_that_declared_them() {
     let s = Session::open(&fixtures(), json!({"sampling": {}, "elicitation": {}})).await;
     let r = s.call("test_sampling", json!({"prompt": "name a colour"})).await;

@@ -365,12 +365,27 @@ impl ServerHandler for Handler {
         }
         .with_request(request_id(&context));
         if request.name == self.name {
-            let progress = token.map(|token| Progress {
-                peer: context.peer.clone(),
-                token,
-            });
-            // Upstream calls inside act for this client; a batch reports its own progress.
-            let relay = Relay::new(context.peer.clone(), self.caller.owner(), self.caller.log_level(), None);
+            // A batch reports its own progress (one step per call); a single `run` hands
+            // the token to the tool it runs, so `mcp.progress` and upstream progress reach
+            // the client as they do on a direct call.
+            let single = args.get("command").and_then(Value::as_str) == Some("run");
+            let (progress, tool_token) = match token {
+                Some(token) if single => (None, Some(token)),
+                token => (
+                    token.map(|token| Progress {
+                        peer: context.peer.clone(),
+                        token,
+                    }),
+                    None,
+                ),
+            };
+            // Upstream calls inside act for this client.
+            let relay = Relay::new(
+                context.peer.clone(),
+                self.caller.owner(),
+                self.caller.log_level(),
+                tool_token,
+            );
             let answer = relay
                 .scope(meta::call(
                     &self.gateway,
