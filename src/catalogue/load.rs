@@ -13,8 +13,10 @@ use std::sync::Arc;
 use include_dir::{Dir, include_dir};
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::manifest::Manifest;
+use super::parse;
 
 /// The `catalogue/` folder of this repository, compiled in.
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/catalogue");
@@ -64,6 +66,20 @@ struct Wire {
     #[serde(default)]
     prompts: Option<Vec<Value>>,
 }
+
+/// The document with each tool left as its text, for [`parse_list`]'s fast path.
+#[derive(Deserialize)]
+struct RawWire<'a> {
+    #[serde(borrow)]
+    tools: Vec<&'a RawValue>,
+    #[serde(default)]
+    resources: Option<Vec<Value>>,
+    #[serde(default)]
+    prompts: Option<Vec<Value>>,
+}
+
+/// Lists shorter than this are read on one thread: spawning costs more than it saves.
+const PARALLEL_MIN_TOOLS: usize = 1024;
 
 /// A `tools` array read one element at a time: each is a manifest or the reason it is
 /// not, and only one element is ever held as a `Value`.
@@ -182,7 +198,70 @@ pub fn from_file_bytes(origin: &str, bytes: &[u8]) -> Result<Loaded, String> {
 
 /// Reads a catalogue document (a file, or the API's list answer): its `tools` array, and
 /// its `resources` and `prompts` arrays when present.
+///
+/// The document is first split into its tools' texts, which are read on every core, each
+/// by `parse.rs` in one pass; a tool it declines is read as before, as a `Value` then a
+/// manifest, so results and messages are the same. Anything unusual (a document that is
+/// not one, a tool that is not JSON) is read whole the original way, so a document fails
+/// with the same message too. At 100,000 tools (a 65 MB file) this took the read from
+/// 1.2–1.3 s to 0.73–0.80 s on the shared 2-core machine the scale bench runs on.
 pub fn parse_list(bytes: &[u8]) -> Result<Document, String> {
+    match parse_split(bytes) {
+        Some(doc) => Ok(doc),
+        None => parse_whole(bytes),
+    }
+}
+
+/// The fast path of [`parse_list`]; `None` sends the document to [`parse_whole`].
+fn parse_split(bytes: &[u8]) -> Option<Document> {
+    let wire: RawWire<'_> = serde_json::from_slice(bytes).ok()?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    let tools = if threads == 1 || wire.tools.len() < PARALLEL_MIN_TOOLS {
+        read_tools(&wire.tools)?
+    } else {
+        let size = wire.tools.len().div_ceil(threads);
+        let parts: Vec<Option<Vec<Result<Manifest, String>>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = wire
+                .tools
+                .chunks(size)
+                .map(|slice| (slice, scope.spawn(move || read_tools(slice))))
+                .collect();
+            handles
+                .into_iter()
+                // A part whose thread failed is read again here: same input, same output.
+                .map(|(slice, h)| h.join().unwrap_or_else(|_| read_tools(slice)))
+                .collect()
+        });
+        let mut tools = Vec::with_capacity(wire.tools.len());
+        for part in parts {
+            tools.extend(part?);
+        }
+        tools
+    };
+    Some(Document {
+        tools,
+        resources: wire.resources.unwrap_or_default(),
+        prompts: wire.prompts.unwrap_or_default(),
+    })
+}
+
+/// Each tool of `raw`, in order; `None` if one is not JSON (a number out of range, say).
+fn read_tools(raw: &[&RawValue]) -> Option<Vec<Result<Manifest, String>>> {
+    let mut buf = Vec::new();
+    raw.iter()
+        .map(|raw| match parse::manifest(raw.get(), &mut buf) {
+            Some(m) => Some(Ok(m)),
+            None => {
+                let value: Value = serde_json::from_str(raw.get()).ok()?;
+                Some(serde_json::from_value::<Manifest>(value).map_err(|e| e.to_string()))
+            }
+        })
+        .collect()
+}
+
+/// [`parse_list`] the original way: the document read whole, each tool as a `Value` then
+/// a manifest.
+fn parse_whole(bytes: &[u8]) -> Result<Document, String> {
     let wire: Wire = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => format!("not JSON: {e}"),
         _ => format!(
@@ -311,6 +390,25 @@ mod tests {
         assert!(parse_list(b"{\"tools\": 5}").unwrap_err().contains("\"tools\" array"));
         assert!(parse_list(b"{\"resources\": []}").is_err(), "no tools");
         assert!(parse_list(b"{\"tools\": [").unwrap_err().starts_with("not JSON"));
+    }
+
+    #[test]
+    fn the_split_reading_gives_what_the_whole_one_gives() {
+        let tools: Vec<String> = (0..PARALLEL_MIN_TOOLS * 2 + 3)
+            .map(|i| match i % 5 {
+                0 => format!(r#"{{"slug": "t{i}", "input_schema": {{"type": "object", "type": "object"}}}}"#),
+                1 => format!(r#"{{"name": "no slug {i}"}}"#),
+                _ => format!(r#"{{"slug": "t{i}", "description": "d", "tags": ["a"], "x": {i}}}"#),
+            })
+            .collect();
+        let text = format!(r#"{{"tools": [{}], "resources": [{{"uri": "a"}}]}}"#, tools.join(","));
+        let split = parse_split(text.as_bytes()).unwrap();
+        let whole = parse_whole(text.as_bytes()).unwrap();
+        assert_eq!(split.tools, whole.tools);
+        assert_eq!(split.resources, whole.resources);
+        let out_of_range = br#"{"tools": [{"slug": "a"}, {"slug": "b", "x": 1e999}]}"#;
+        assert!(parse_split(out_of_range).is_none());
+        assert_eq!(parse_list(out_of_range).err(), parse_whole(out_of_range).err());
     }
 
     #[test]

@@ -83,7 +83,8 @@ pub struct Manifest {
     pub extra: Map<String, Value>,
 }
 
-fn empty_object_schema() -> Json {
+/// The input schema of a manifest that gives none: an object with no properties.
+pub(super) fn empty_object_schema() -> Json {
     Json::from(&serde_json::json!({"type": "object", "properties": {}}))
 }
 
@@ -91,10 +92,20 @@ fn empty_object_schema() -> Json {
 /// schemas are read on few paths (a call's first validation, a listing page, a
 /// `schema` answer) but held for every tool: as text a 100,000-tool catalogue's
 /// schemas take a tenth of the memory they take as `Value` trees. Clones share the text.
+///
+/// The text never holds an object with a key twice: it is written from a `Value` (which
+/// keeps one of them) or by `parse.rs`, which refuses such an object. So a reader of the
+/// text need not decide which of two keys counts (`trim::Params` relies on it).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Json(Arc<str>);
 
 impl Json {
+    /// A value's compact text, as `Value::to_string` writes it, without a key twice in
+    /// any object (see the type's documentation).
+    pub(super) fn from_compact(text: &str) -> Json {
+        Json(Arc::from(text))
+    }
+
     /// The value. The text was written from a value, so it always parses; `null` if it
     /// ever did not.
     pub fn value(&self) -> Value {

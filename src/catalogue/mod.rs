@@ -7,6 +7,7 @@ pub mod extras;
 mod fill;
 pub mod load;
 pub mod manifest;
+mod parse;
 pub mod prompt;
 pub mod resource;
 pub mod slug;

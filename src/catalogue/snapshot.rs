@@ -15,7 +15,7 @@ use super::{slug, trim};
 use crate::error::Error;
 use crate::limits::CLOSE_MATCHES;
 use crate::limits::VALIDATORS;
-use crate::search::{self, Budget, Document, Hit, OverBudget, QueryError};
+use crate::search::{self, Budget, Hit, OverBudget, QueryError};
 use crate::validate::{self, Compiled, Validators};
 
 /// Why a tool whose input schema is not a JSON object is set aside.
@@ -219,7 +219,7 @@ impl Snapshot {
                     tools: Vec::new(),
                     slugs: Vec::new(),
                     origin,
-                    index: search::Index::build(&[]),
+                    index: search::Index::default(),
                     fingerprint: 0,
                     validators,
                     extras: Arc::default(),
@@ -240,30 +240,35 @@ impl Snapshot {
         validators: &Validators,
     ) -> Result<(Snapshot, Vec<Problem>), OverBudget> {
         let mut problems = Vec::new();
-        let mut seen = HashSet::new();
+        // Which entries repeat an earlier slug, found before the entries are consumed so
+        // the set borrows the slugs instead of copying them.
+        let repeats: Vec<bool> = {
+            let mut seen = rustc_hash::FxHashSet::default();
+            entries.iter().map(|e| !seen.insert(e.manifest.slug.as_str())).collect()
+        };
         let mut tools = Vec::with_capacity(entries.len());
-        for mut entry in entries {
+        for (mut entry, repeat) in entries.into_iter().zip(repeats) {
             budget.check_time()?;
-            let slug = entry.manifest.slug.clone();
-            if !seen.insert(slug.clone()) {
-                problems.push(Problem::Duplicate { slug });
+            let slug = &entry.manifest.slug;
+            if repeat {
+                problems.push(Problem::Duplicate { slug: slug.clone() });
                 continue;
             }
             if !entry.manifest.input_schema.is_object() {
                 problems.push(Problem::SetAside {
-                    slug,
+                    slug: slug.clone(),
                     reason: NOT_AN_OBJECT.to_owned(),
                 });
                 continue;
             }
-            let is_advertisable = slug::is_advertisable(&slug);
+            let is_advertisable = slug::is_advertisable(slug);
             if !is_advertisable {
                 problems.push(Problem::Withheld { slug: slug.clone() });
             }
             let cuts = trim::trim(&mut entry.manifest);
             if !cuts.is_empty() {
                 problems.push(Problem::Trimmed {
-                    slug: slug.clone(),
+                    slug: entry.manifest.slug.clone(),
                     cuts,
                 });
             }
@@ -339,10 +344,18 @@ impl Snapshot {
         budget: &Budget,
         validators: Validators,
     ) -> Result<Snapshot, OverBudget> {
-        tools.sort_by(|a, b| a.slug().cmp(b.slug()));
+        // Slugs are unique here, so an unstable sort gives the one order; it sorts the
+        // slugs beside their positions, not the tools, so a comparison reads the two slugs
+        // and nothing else.
+        if !tools.is_sorted_by(|a, b| a.slug() <= b.slug()) {
+            let mut order: Vec<(&str, usize)> = tools.iter().map(|t| t.slug()).zip(0..).collect();
+            order.sort_unstable();
+            let order: Vec<usize> = order.into_iter().map(|(_, i)| i).collect();
+            let mut slots: Vec<Option<Arc<Tool>>> = tools.into_iter().map(Some).collect();
+            tools = order.into_iter().filter_map(|i| slots[i].take()).collect();
+        }
         let slugs: Vec<String> = tools.iter().map(|t| t.slug().to_owned()).collect();
-        let docs: Vec<Document> = tools.iter().map(|t| trim::document(&t.manifest)).collect();
-        let index = search::Index::within(&docs, search::Tuning::default(), budget)?;
+        let index = search::Index::within(&tools, search::Tuning::default(), budget)?;
         let mut hasher = DefaultHasher::new();
         for slug in &slugs {
             slug.hash(&mut hasher);

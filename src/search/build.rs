@@ -5,7 +5,8 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::budget::{Budget, OverBudget};
-use super::index::{Document, Field};
+use super::document::Indexable;
+use super::index::Field;
 use super::tokenize::{self, Analyzer};
 
 /// Accumulates postings while documents are read. Each distinct word is looked up (stop
@@ -23,7 +24,21 @@ pub(super) struct Builder {
     pub(super) lists: Vec<Vec<(u32, [u16; 6])>>,
     /// Postings and words added since the budget was last charged.
     added: usize,
+    /// The tokenizer's buffers, reused for every field of every document.
+    scratch: tokenize::Scratch,
+    /// Texts of shared fields read before (tags, categories, parameter names and
+    /// descriptions), each with the terms of its words in order: a text read again is
+    /// counted from here instead of tokenised again, with the same terms in the same
+    /// order. Tools of one catalogue repeat these texts (the scale bench's synthetic
+    /// tools draw their parameters from twelve); a real catalogue repeats fewer, and the
+    /// map is bounded either way.
+    memo: HashMap<Box<str>, Box<[u32]>>,
 }
+
+/// Most texts one build thread remembers (see `Builder::memo`), and the longest one, in
+/// bytes: at most about 1 MB of keys per thread, freed when the build ends.
+const MEMO_TEXTS: usize = 4096;
+const MEMO_TEXT_BYTES: usize = 256;
 
 /// What reading documents yields: the builder and each document's field lengths.
 type Read = (Builder, Vec<[u32; 6]>);
@@ -36,7 +51,7 @@ impl Builder {
     /// Reads every document, on as many threads as the machine has (up to 8), and merges
     /// the parts in document order, so the result is the same as a single thread's. Every
     /// thread charges what it adds to `budget` after each document.
-    pub(super) fn parallel(docs: &[Document], budget: &Budget) -> Result<Read, OverBudget> {
+    pub(super) fn parallel<D: Indexable>(docs: &[D], budget: &Budget) -> Result<Read, OverBudget> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
         if threads == 1 || docs.len() < PARALLEL_MIN_DOCS {
             return Builder::range(docs, 0, budget);
@@ -89,27 +104,32 @@ impl Builder {
     }
 
     /// Reads `docs`, numbering them from `first`, charging `budget` after each one.
-    pub(super) fn range(docs: &[Document], first: usize, budget: &Budget) -> Result<Read, OverBudget> {
+    pub(super) fn range<D: Indexable>(docs: &[D], first: usize, budget: &Budget) -> Result<Read, OverBudget> {
         let mut builder = Builder::default();
         let mut lengths = Vec::with_capacity(docs.len());
         for (d, doc) in docs.iter().enumerate() {
             let d = (first + d) as u32;
             let mut len = [0u32; 6];
             // The slug usually repeats the name; it stands in for a missing name.
-            if doc.name.trim().is_empty() {
-                builder.add(d, Field::Name, &doc.slug, &mut len);
+            if doc.name().trim().is_empty() {
+                builder.add(d, Field::Name, doc.slug(), &mut len);
             } else {
-                builder.add(d, Field::Slug, &doc.slug, &mut len);
-                builder.add(d, Field::Name, &doc.name, &mut len);
+                builder.add(d, Field::Slug, doc.slug(), &mut len);
+                builder.add(d, Field::Name, doc.name(), &mut len);
             }
-            for tag in doc.tags.iter().chain(std::iter::once(&doc.category)) {
+            for tag in doc
+                .tags()
+                .iter()
+                .map(String::as_str)
+                .chain(std::iter::once(doc.category()))
+            {
                 builder.add(d, Field::Tags, tag, &mut len);
             }
-            builder.add(d, Field::Description, &doc.description, &mut len);
-            for (name, text) in &doc.params {
+            builder.add(d, Field::Description, doc.description(), &mut len);
+            doc.params(&mut |name, text| {
                 builder.add(d, Field::Params, name, &mut len);
                 builder.add(d, Field::ParamDocs, text, &mut len);
-            }
+            });
             lengths.push(len);
             budget.charge(std::mem::take(&mut builder.added))?;
         }
@@ -118,7 +138,16 @@ impl Builder {
 
     fn add(&mut self, doc: u32, field: Field, text: &str, len: &mut [u32; 6]) {
         let i = field as usize;
-        tokenize::for_each_index_word(text, |word| {
+        let shared = matches!(field, Field::Tags | Field::Params | Field::ParamDocs) && text.len() <= MEMO_TEXT_BYTES;
+        if shared && let Some(ids) = self.memo.get(text) {
+            for &id in ids.iter() {
+                count(&mut self.lists, &mut self.added, doc, i, id, len);
+            }
+            return;
+        }
+        let mut read: Vec<u32> = Vec::new();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        tokenize::for_each_index_word_in(&mut scratch, text, |word| {
             let id = match self.words.get(word) {
                 Some(id) => *id,
                 None => {
@@ -140,24 +169,39 @@ impl Builder {
                 }
             };
             let Some(id) = id else { return };
-            len[i] += 1;
-            let list = &mut self.lists[id as usize];
-            match list.last_mut() {
-                Some((last, counts)) if *last == doc => counts[i] = counts[i].saturating_add(1),
-                _ => {
-                    let mut counts = [0u16; 6];
-                    counts[i] = 1;
-                    list.push((doc, counts));
-                    self.added += 1;
-                }
+            if shared {
+                read.push(id);
             }
+            count(&mut self.lists, &mut self.added, doc, i, id, len);
         });
+        self.scratch = scratch;
+        if shared && self.memo.len() < MEMO_TEXTS {
+            self.memo.insert(text.into(), read.into_boxed_slice());
+        }
+    }
+}
+
+/// Counts one occurrence of term `id` in field `i` of `doc`.
+fn count(lists: &mut [Vec<(u32, [u16; 6])>], added: &mut usize, doc: u32, i: usize, id: u32, len: &mut [u32; 6]) {
+    len[i] += 1;
+    let Some(list) = lists.get_mut(id as usize) else {
+        return;
+    };
+    match list.last_mut() {
+        Some((last, counts)) if *last == doc => counts[i] = counts[i].saturating_add(1),
+        _ => {
+            let mut counts = [0u16; 6];
+            counts[i] = 1;
+            list.push((doc, counts));
+            *added += 1;
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::Document;
     use crate::search::testutil::doc;
 
     /// A term, its surface word and its postings, for comparing builds.

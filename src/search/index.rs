@@ -17,26 +17,10 @@ mod memory;
 
 use super::budget::{Budget, OverBudget};
 use super::build::Builder;
+use super::document::{Document, Indexable};
 use super::tokenize::{self, Analyzer};
 use super::typo::Typos;
 use crate::limits::QUERY_MAX_CHARS;
-
-/// One tool as the index sees it.
-#[derive(Debug, Clone, Default)]
-pub struct Document {
-    /// Its slug (also the final tie-break).
-    pub slug: String,
-    /// Its title.
-    pub name: String,
-    /// Its description.
-    pub description: String,
-    /// Its category.
-    pub category: String,
-    /// Its tags.
-    pub tags: Vec<String>,
-    /// Its parameters: `(name, description)`.
-    pub params: Vec<(String, String)>,
-}
 
 /// The fields searched, in bit order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,7 +174,6 @@ pub enum QueryError {
 pub struct Index {
     analyzer: Analyzer,
     tuning: Tuning,
-    slugs: Vec<String>,
     /// Per document, the position of its slug in slug order: ties compare these numbers
     /// instead of strings.
     slug_rank: Vec<u32>,
@@ -221,7 +204,7 @@ impl Index {
 
     /// Builds the index of `docs` within `budget`: every posting and typo-map key is
     /// charged to it, and the time is checked between documents and between words.
-    pub fn within(docs: &[Document], tuning: Tuning, budget: &Budget) -> Result<Index, OverBudget> {
+    pub fn within<D: Indexable>(docs: &[D], tuning: Tuning, budget: &Budget) -> Result<Index, OverBudget> {
         let (mut builder, lengths) = Builder::parallel(docs, budget)?;
         let n = docs.len().max(1) as f32;
         let mut avg = [0f32; 6];
@@ -276,8 +259,8 @@ impl Index {
         let typos = Typos::build(words, tuning.typo_min_len.saturating_sub(1), budget)?;
         let mut by_slug: Vec<u32> = (0..docs.len() as u32).collect();
         // Snapshots come sorted by slug already; only other callers pay for the sort.
-        if !docs.is_sorted_by(|a, b| a.slug <= b.slug) {
-            by_slug.sort_by(|&a, &b| docs[a as usize].slug.cmp(&docs[b as usize].slug).then(a.cmp(&b)));
+        if !docs.is_sorted_by(|a, b| a.slug() <= b.slug()) {
+            by_slug.sort_by(|&a, &b| docs[a as usize].slug().cmp(docs[b as usize].slug()).then(a.cmp(&b)));
         }
         let mut slug_rank = vec![0u32; docs.len()];
         for (rank, &doc) in by_slug.iter().enumerate() {
@@ -287,7 +270,6 @@ impl Index {
             analyzer: builder.analyzer,
             tuning,
             slug_rank,
-            slugs: docs.iter().map(|d| d.slug.clone()).collect(),
             terms,
             surface,
             postings,
@@ -298,12 +280,12 @@ impl Index {
 
     /// How many documents are indexed.
     pub fn len(&self) -> usize {
-        self.slugs.len()
+        self.slug_rank.len()
     }
 
     /// Returns true if and only if nothing is indexed.
     pub fn is_empty(&self) -> bool {
-        self.slugs.is_empty()
+        self.slug_rank.is_empty()
     }
 
     /// The best `limit` documents for `query`, best first, ties by slug. A query longer
@@ -314,7 +296,7 @@ impl Index {
             return Err(QueryError::TooLong { max: QUERY_MAX_CHARS });
         }
         let words = self.query_words(query)?;
-        let n = self.slugs.len();
+        let n = self.len();
         let mut total = vec![0f32; n];
         let mut touched: Vec<u32> = Vec::new();
         for word in &words {

@@ -7,6 +7,7 @@
 
 mod budget;
 mod build;
+mod document;
 pub mod eval;
 mod index;
 #[cfg(test)]
@@ -15,4 +16,5 @@ pub mod tokenize;
 mod typo;
 
 pub use budget::{Budget, OverBudget};
-pub use index::{Document, Field, Hit, Index, QueryError, Tuning};
+pub use document::{Document, Indexable};
+pub use index::{Field, Hit, Index, QueryError, Tuning};

@@ -1,6 +1,6 @@
 //! Fixtures shared by the search module's unit tests.
 
-use super::index::Document;
+use super::document::Document;
 
 /// A document with the given text fields and no parameters.
 pub(super) fn doc(slug: &str, name: &str, description: &str, tags: &[&str]) -> Document {

@@ -222,9 +222,22 @@ const STOP_WORDS: &[&str] = &[
 /// [`STOP_WORDS`] as a set: every word of every indexed text is checked against it.
 static STOP_SET: LazyLock<FxHashSet<&'static str>> = LazyLock::new(|| STOP_WORDS.iter().copied().collect());
 
+/// The length in bytes of the longest stop word: a longer word is not looked up.
+const STOP_WORD_MAX_BYTES: usize = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < STOP_WORDS.len() {
+        if STOP_WORDS[i].len() > max {
+            max = STOP_WORDS[i].len();
+        }
+        i += 1;
+    }
+    max
+};
+
 /// Returns true if and only if `word` (lowercase) carries no meaning for search.
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_SET.contains(word)
+    word.len() <= STOP_WORD_MAX_BYTES && STOP_SET.contains(word)
 }
 
 /// One chunk of text: a run of letters and digits, perhaps with an apostrophe suffix.
@@ -246,11 +259,23 @@ pub fn chunks(text: &str) -> Vec<Chunk> {
     out
 }
 
+/// The buffers reading text reuses: one [`Chunk`] and its class runs. A build keeps one
+/// per thread, so indexing a large catalogue allocates neither per word nor per field.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    chunk: Chunk,
+    runs: Vec<(usize, usize, Class)>,
+}
+
 /// Calls `f` with each chunk of `text`, in order. One `Chunk` is reused throughout, so
-/// indexing a large catalogue does not allocate per word.
-pub fn for_each_chunk(text: &str, mut f: impl FnMut(&Chunk)) {
-    let mut chunk = Chunk::default();
-    let mut runs: Vec<(usize, usize, Class)> = Vec::new();
+/// reading a text does not allocate per word.
+pub fn for_each_chunk(text: &str, f: impl FnMut(&Chunk)) {
+    for_each_chunk_in(&mut Scratch::default(), text, f);
+}
+
+/// [`for_each_chunk`] with the buffers of `scratch`.
+pub fn for_each_chunk_in(scratch: &mut Scratch, text: &str, mut f: impl FnMut(&Chunk)) {
+    let Scratch { chunk, runs } = scratch;
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < text.len() {
@@ -298,13 +323,17 @@ pub fn for_each_chunk(text: &str, mut f: impl FnMut(&Chunk)) {
             let suffix = &text[base_end + apostrophe..i];
             push_lower(&mut chunk.whole, suffix);
         }
-        split_runs(text, &runs, &mut chunk.parts);
-        f(&chunk);
+        split_runs(text, runs, &mut chunk.parts);
+        f(chunk);
     }
 }
 
+/// The character at byte `at` (< `text.len()`), without decoding when it is ASCII.
 fn next_char(text: &str, at: usize) -> char {
-    text[at..].chars().next().unwrap_or(' ')
+    match text.as_bytes().get(at) {
+        Some(&b) if b.is_ascii() => b as char,
+        _ => text[at..].chars().next().unwrap_or(' '),
+    }
 }
 
 fn push_lower(out: &mut String, text: &str) {
@@ -379,9 +408,22 @@ fn split_runs(text: &str, runs: &[(usize, usize, Class)], parts: &mut Vec<String
 
 /// Calls `f` with every word the index keeps from `text`: each part that is not a stop
 /// word, then, for a split identifier, the whole chunk.
-pub fn for_each_index_word(text: &str, mut f: impl FnMut(&str)) {
-    for_each_chunk(text, |chunk| {
+pub fn for_each_index_word(text: &str, f: impl FnMut(&str)) {
+    for_each_index_word_in(&mut Scratch::default(), text, f);
+}
+
+/// [`for_each_index_word`] with the buffers of `scratch`.
+pub fn for_each_index_word_in(scratch: &mut Scratch, text: &str, mut f: impl FnMut(&str)) {
+    for_each_chunk_in(scratch, text, |chunk| {
         if is_stop_word(&chunk.whole) {
+            return;
+        }
+        // The commonest chunk, one part and no apostrophe: that part is the whole chunk,
+        // already known not to be a stop word.
+        if let [part] = chunk.parts.as_slice()
+            && !chunk.has_apostrophe
+        {
+            f(part);
             return;
         }
         for part in chunk.parts.iter().filter(|p| !is_stop_word(p)) {

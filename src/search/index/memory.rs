@@ -8,8 +8,7 @@ impl Index {
     /// largest part of a big catalogue's memory that no setting bounds.
     pub fn heap_bytes(&self) -> usize {
         let strings = |v: &[String]| v.iter().map(|s| s.capacity() + size_of::<String>()).sum::<usize>();
-        strings(&self.slugs)
-            + strings(&self.terms)
+        strings(&self.terms)
             + strings(&self.surface)
             + self.slug_rank.capacity() * size_of::<u32>()
             + self.idf.capacity() * size_of::<f32>()
