@@ -17,8 +17,8 @@ WORKDIR /src
 COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked --bin toolgate \
-    && install -m 0755 target/release/toolgate /usr/local/bin/toolgate
+    cargo build --profile dist --locked --bin toolgate \
+    && install -m 0755 target/dist/toolgate /usr/local/bin/toolgate
 
 FROM debian:trixie-slim
 # One static-enough binary: the JavaScript workers are this same program
