@@ -131,6 +131,8 @@ impl<'a> Params<'a> {
 enum Find {
     /// The top-level `properties` object.
     Properties,
+    /// That object's members: the parameters (nothing when it is not an object).
+    Params,
     /// In it, each property's `description`.
     Description,
     /// The value itself, when it is a string.
@@ -147,6 +149,28 @@ impl<'de> Find {
     fn skip_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(())
+    }
+
+    /// The members of a `properties` object: their count, and the first
+    /// [`INDEXED_PARAMS`] names with their descriptions.
+    fn params<A: MapAccess<'de>>(mut map: A) -> Result<Params<'de>, A::Error> {
+        let mut params = Params {
+            count: 0,
+            first: Vec::new(),
+        };
+        while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
+            params.count += 1;
+            if params.first.len() < INDEXED_PARAMS {
+                let doc = match map.next_value_seed(Find::Description)? {
+                    Some(Found::Text(doc)) => doc,
+                    _ => Cow::Borrowed(""),
+                };
+                params.first.push((name, doc));
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(params)
     }
 }
 
@@ -189,11 +213,14 @@ impl<'de> Visitor<'de> for Find {
         Find::skip_seq(seq).map(|()| None)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        if let Find::Params = self {
+            return Find::params(map).map(|params| Some(Found::Params(params)));
+        }
         let mut found = None;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             match self {
                 Find::Properties if key == "properties" && found.is_none() => {
-                    found = map.next_value_seed(Props)?.map(Found::Params);
+                    found = map.next_value_seed(Find::Params)?;
                 }
                 Find::Description if key == "description" && found.is_none() => {
                     found = map.next_value_seed(Find::Text)?;
@@ -204,64 +231,6 @@ impl<'de> Visitor<'de> for Find {
             }
         }
         Ok(found)
-    }
-}
-
-/// The `properties` value: the parameters when it is an object.
-struct Props;
-
-impl<'de> DeserializeSeed<'de> for Props {
-    type Value = Option<Params<'de>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Props {
-    type Value = Option<Params<'de>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut params = Params {
-            count: 0,
-            first: Vec::new(),
-        };
-        while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
-            params.count += 1;
-            if params.first.len() < INDEXED_PARAMS {
-                let doc = match map.next_value_seed(Find::Description)? {
-                    Some(Found::Text(doc)) => doc,
-                    _ => Cow::Borrowed(""),
-                };
-                params.first.push((name, doc));
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(Some(params))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Find::skip_seq(seq).map(|()| None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
     }
 }
 
