@@ -94,6 +94,18 @@ pub struct Cli {
     /// when a call needs it.
     #[arg(long, env = "TOOLGATE_VALIDATORS", global = true, default_value_t = limits::VALIDATORS as u64)]
     pub validators: u64,
+    /// How search ranks: hybrid (words and meaning, from the compiled-in model) or
+    /// lexical (words only; the model is never loaded).
+    #[arg(long, env = "TOOLGATE_SEARCH", global = true, default_value = "hybrid")]
+    pub search: String,
+    /// Where tool vectors are cached between runs: a directory, or `off`. Default:
+    /// $XDG_CACHE_HOME/toolgate, else ~/.cache/toolgate.
+    #[arg(long, env = "TOOLGATE_EMBED_CACHE", global = true, value_name = "DIR")]
+    pub embed_cache: Option<String>,
+    /// The longest embedding a catalogue's tools may be estimated to take, in
+    /// milliseconds; a catalogue over it is searched lexically.
+    #[arg(long, env = "TOOLGATE_EMBED_BUDGET_MS", global = true, default_value_t = limits::EMBED_BUDGET.as_millis() as u64)]
+    pub embed_budget_ms: u64,
     /// Diagnostics to stderr at debug level.
     #[arg(long, env = "TOOLGATE_DEBUG", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     pub debug: bool,
@@ -370,6 +382,9 @@ impl Cli {
             upstreams: self.upstreams,
             upstream_ping_ms: self.upstream_ping_ms,
             validators: self.validators,
+            search: self.search,
+            embed_cache: self.embed_cache,
+            embed_budget_ms: self.embed_budget_ms,
         };
         (raw, self.command)
     }

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use crate::access::Rates;
 use crate::access::oauth;
-use crate::catalogue::SourceSpec;
 use crate::catalogue::source::api_base;
+use crate::catalogue::{SourceSpec, meaning};
 use crate::edge::Connections;
 use crate::exec::Execution;
 use crate::exec::js::FetchAllow;
@@ -65,6 +65,9 @@ pub struct Config {
     /// The `mcpServers` file of upstream MCP servers (`TOOLGATE_UPSTREAMS`), read when
     /// the server starts. By default, none.
     pub upstreams: Option<upstream::Source>,
+    /// How search ranks and what embedding may cost (`TOOLGATE_SEARCH`,
+    /// `TOOLGATE_EMBED_CACHE`, `TOOLGATE_EMBED_BUDGET_MS`).
+    pub search: meaning::Settings,
     /// Notes about settings that were read leniently, for stderr at start.
     pub notes: Vec<String>,
 }
@@ -156,6 +159,12 @@ pub struct Raw {
     pub upstream_ping_ms: u64,
     /// `TOOLGATE_VALIDATORS`.
     pub validators: u64,
+    /// `TOOLGATE_SEARCH`.
+    pub search: String,
+    /// `TOOLGATE_EMBED_CACHE`.
+    pub embed_cache: Option<String>,
+    /// `TOOLGATE_EMBED_BUDGET_MS`.
+    pub embed_budget_ms: u64,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -172,6 +181,8 @@ const RESULT_CHARS_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 * 10
 const JS_CONCURRENT_RUNS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_024;
 /// Accepted range of `TOOLGATE_JS_TOTAL_HEAP_MB`.
 const JS_TOTAL_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=1_048_576;
+/// Accepted range of `TOOLGATE_EMBED_BUDGET_MS`: up to an hour.
+const EMBED_BUDGET_MS_RANGE: std::ops::RangeInclusive<u64> = 0..=3_600_000;
 /// Accepted range of `TOOLGATE_UPSTREAM_PING_MS`.
 const UPSTREAM_PING_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
 /// Accepted range of `TOOLGATE_HTTP_MAX_CONNECTIONS` and
@@ -301,6 +312,8 @@ impl Config {
             validators: usize::try_from(raw.validators).unwrap_or(usize::MAX),
             ..Limits::default()
         };
+        check_range("TOOLGATE_EMBED_BUDGET_MS", raw.embed_budget_ms, EMBED_BUDGET_MS_RANGE)?;
+        let search = meaning::Settings::parse(&raw.search, raw.embed_cache.as_deref(), raw.embed_budget_ms)?;
         check_range("TOOLGATE_OAUTH_PER_MINUTE", raw.oauth_per_minute, PER_MINUTE_RANGE)?;
         let oauth = oauth::Settings::parse(&oauth::settings::Raw {
             jwks: raw.oauth_jwks.as_deref(),
@@ -343,6 +356,7 @@ impl Config {
                 .upstreams
                 .filter(|p| !p.as_os_str().is_empty())
                 .map(upstream::Source),
+            search,
             notes,
         })
     }
@@ -410,6 +424,8 @@ mod tests {
             http_max_connections_per_address: 128,
             http_header_timeout_ms: 10_000,
             validators: 4_096,
+            search: "hybrid".into(),
+            embed_budget_ms: 60_000,
             requests_per_minute: 1_200,
             anonymous_per_minute: 30,
             oauth_per_minute: 600,

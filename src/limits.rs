@@ -323,6 +323,17 @@ pub const MANIFEST_TAGS: usize = 32;
 /// Longest tag kept when a catalogue is loaded, in characters.
 pub const MANIFEST_TAG_CHARS: usize = 100;
 
+/// The longest the embedding of a catalogue's tools may be estimated to take before
+/// search by meaning is left off for it (`TOOLGATE_EMBED_BUDGET_MS`): issue 16's goal is a
+/// 10,000-tool catalogue ready within a minute on two cores.
+pub const EMBED_BUDGET: Duration = Duration::from_secs(60);
+
+/// Most phrasings (requests a user would type) kept per tool when a catalogue is loaded.
+pub const MANIFEST_PHRASINGS: usize = 16;
+
+/// Longest phrasing kept when a catalogue is loaded, in characters.
+pub const MANIFEST_PHRASING_CHARS: usize = 200;
+
 /// Most parameters of one tool the search index reads (in schema order). The input schema
 /// itself is never cut: validation needs it whole.
 pub const INDEXED_PARAMS: usize = 100;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 mod cli;
 use cli::{CatalogueCommand, Cli, Command, KeysCommand};
 use toolgate::api::ApiClient;
-use toolgate::catalogue::SourceSpec;
+use toolgate::catalogue::{Meaning, SourceSpec};
 use toolgate::catalogue::Store;
 use toolgate::config::Config;
 use toolgate::exec::Executor;
@@ -110,11 +110,13 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             config.choose_source(source.as_deref())?;
             let text =
                 std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
-            let snapshot = gateway(&config, false, None, None)?
-                .snapshot()
-                .await
-                .map_err(|e| e.to_string())?;
-            eval(&snapshot, &text, show_misses)
+            let gateway = gateway(&config, false, None, None)?;
+            let snapshot = gateway.snapshot().await.map_err(|e| e.to_string())?;
+            let meaning = match gateway.meaning().settled(&snapshot).await {
+                toolgate::catalogue::Ranker::Hybrid => Some(&**gateway.meaning()),
+                toolgate::catalogue::Ranker::Lexical => None,
+            };
+            eval(&snapshot, meaning, &text, show_misses)
         }
         None => {
             // Started by hand in a terminal, the server would wait in silence for MCP
@@ -227,14 +229,19 @@ async fn terminated() -> &'static str {
 
 /// Prints the evaluation report on stdout (this command is not an MCP server) and fails
 /// when the query file had unusable lines, after reporting each with its number.
-fn eval(snapshot: &toolgate::catalogue::Snapshot, text: &str, show_misses: usize) -> Result<(), String> {
+fn eval(
+    snapshot: &toolgate::catalogue::Snapshot,
+    meaning: Option<&Meaning>,
+    text: &str,
+    show_misses: usize,
+) -> Result<(), String> {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} queries {eta}") {
         bar.set_style(style);
     }
     let started = std::time::Instant::now();
-    let report = toolgate::commands::eval::run(snapshot, text, show_misses, |done, total| {
+    let report = toolgate::commands::eval::run(snapshot, meaning, text, show_misses, |done, total| {
         if done == 1 {
             bar.set_length(total as u64);
         }
@@ -321,7 +328,8 @@ fn gateway(
         exec.prewarm();
     }
     let builtins = Builtins::new(config.runtimes, &config.limits);
-    let mut gateway = Gateway::new(store, exec, builtins, config.limits.clone());
+    let mut gateway = Gateway::new(store, exec, builtins, config.limits.clone())
+        .with_meaning(Arc::new(Meaning::new(config.search.clone())));
     if let Some(limiter) = limiter {
         gateway = gateway.with_limiter(limiter);
     }

@@ -187,6 +187,7 @@ pub fn catalogue(n: usize) -> Vec<Document> {
                 category: (*rng.pick(OBJECTS)).to_owned(),
                 tags: vec![verb.to_owned(), object.to_owned(), other.to_owned()],
                 params,
+                phrasings: Vec::new(),
             }
         })
         .collect()

@@ -56,6 +56,10 @@ pub struct Manifest {
     /// Search terms.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Requests a user would type when they need this tool ("check my dotenv"), indexed
+    /// by search beside the description.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phrasings: Vec<String>,
     /// JSON Schema of the params object, kept as text until it is asked for.
     #[serde(default = "empty_object_schema")]
     pub input_schema: Json,

@@ -74,7 +74,8 @@ impl<'de> Visitor<'de> for ManifestVisitor<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Manifest, A::Error> {
         let (mut slug, mut name, mut description, mut category) = (None, None, None, None);
-        let (mut tags, mut input_schema, mut output_schema) = (None::<Vec<String>>, None, None);
+        let (mut tags, mut phrasings) = (None::<Vec<String>>, None::<Vec<String>>);
+        let (mut input_schema, mut output_schema) = (None, None);
         let (mut annotations, mut examples) = (None::<Option<Map<String, Value>>>, None::<Vec<Example>>);
         let (mut runtime, mut returns, mut source) = (None::<Option<Runtime>>, None::<Returns>, None);
         let mut extra = Map::new();
@@ -85,6 +86,7 @@ impl<'de> Visitor<'de> for ManifestVisitor<'_> {
                 "description" => once(&mut description, map.next_value::<String>()?)?,
                 "category" => once(&mut category, map.next_value::<String>()?)?,
                 "tags" => once(&mut tags, map.next_value()?)?,
+                "phrasings" => once(&mut phrasings, map.next_value()?)?,
                 "input_schema" => once(&mut input_schema, map.next_value_seed(CompactJson { buf: self.buf })?)?,
                 "output_schema" => once(&mut output_schema, map.next_value_seed(OptionalJson { buf: self.buf })?)?,
                 "annotations" => once(&mut annotations, map.next_value()?)?,
@@ -108,6 +110,7 @@ impl<'de> Visitor<'de> for ManifestVisitor<'_> {
             description: description.unwrap_or_default(),
             category: category.unwrap_or_default(),
             tags: tags.unwrap_or_default(),
+            phrasings: phrasings.unwrap_or_default(),
             input_schema: input_schema.unwrap_or_else(manifest::empty_object_schema),
             output_schema: output_schema.flatten(),
             annotations: annotations.flatten(),

@@ -1,20 +1,23 @@
 //! One immutable view of a catalogue: its tools sorted by slug, each compiling its input
 //! schema when a call first needs it (into a bounded cache shared across snapshots). A
-//! refresh builds a whole new snapshot and swaps it in; nothing mutates one.
+//! refresh builds a whole new snapshot and swaps it in; nothing mutates one, except that
+//! its tools' vectors for search by meaning arrive once, later ([`super::meaning`]).
 //! A build cuts each manifest's text to its caps (`trim.rs`) and runs within a
 //! [`Budget`]; one over it is abandoned whole.
 
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::extras::Extras;
 use super::load::Entry;
 use super::manifest::{Manifest, Runtime};
-use super::{slug, trim};
+use super::{meaning, slug, trim};
 use crate::error::Error;
 use crate::limits::CLOSE_MATCHES;
 use crate::limits::VALIDATORS;
+use crate::search::embed::DIM;
+use crate::search::meaning::Vector;
 use crate::search::{self, Budget, Hit, OverBudget, QueryError};
 use crate::validate::{self, Compiled, Validators};
 
@@ -35,6 +38,9 @@ pub struct Tool {
     /// Where it is served from when it is an upstream MCP server's tool; `None` for a
     /// tool of the catalogue itself.
     pub federated: Option<Federated>,
+    /// Its texts' vectors for search by meaning, once embedded (shared by every snapshot
+    /// that holds the tool).
+    vectors: OnceLock<Box<[Vector]>>,
 }
 
 /// An upstream MCP server's tool, named as that server knows it. Plain data: the
@@ -48,6 +54,16 @@ pub struct Federated {
 }
 
 impl Tool {
+    /// Its texts' vectors, once embedded.
+    pub fn vectors(&self) -> Option<&[Vector]> {
+        self.vectors.get().map(|v| &**v)
+    }
+
+    /// Keeps its vectors; the first set stays (they depend on its text alone).
+    pub(super) fn set_vectors(&self, vectors: Box<[Vector]>) {
+        let _ = self.vectors.set(vectors);
+    }
+
     /// The slug.
     pub fn slug(&self) -> &str {
         &self.manifest.slug
@@ -188,6 +204,8 @@ pub struct Snapshot {
     validators: Validators,
     /// The catalogue's resources, templates and prompts.
     extras: Arc<Extras>,
+    /// Where its tools' vectors stand ([`super::meaning`]).
+    meaning: meaning::State,
 }
 
 impl Snapshot {
@@ -223,6 +241,7 @@ impl Snapshot {
                     fingerprint: 0,
                     validators,
                     extras: Arc::default(),
+                    meaning: meaning::State::default(),
                 },
                 Vec::new(),
             ),
@@ -278,6 +297,7 @@ impl Snapshot {
                 validators: validators.clone(),
                 is_advertisable,
                 federated: None,
+                vectors: OnceLock::new(),
             }));
         }
         Snapshot::index(tools, origin, budget, validators.clone()).map(|s| (s, problems))
@@ -319,6 +339,7 @@ impl Snapshot {
                 code: None,
                 validators: self.validators.clone(),
                 federated: Some(federated),
+                vectors: OnceLock::new(),
             }));
         }
         Snapshot::index(tools, self.origin, budget, self.validators.clone())
@@ -368,6 +389,7 @@ impl Snapshot {
             fingerprint: hasher.finish(),
             validators,
             extras: Arc::default(),
+            meaning: meaning::State::default(),
         })
     }
 
@@ -443,6 +465,32 @@ impl Snapshot {
             }
         }
         found
+    }
+
+    /// Where its tools' vectors stand.
+    pub(super) fn meaning_state(&self) -> &meaning::State {
+        &self.meaning
+    }
+
+    /// The tools best matching `query` by words and by closeness to `query_vector` (its
+    /// embedding), best first, each with its hit; lexical where a tool lacks vectors.
+    pub fn search_by_meaning(
+        &self,
+        query: &str,
+        query_vector: &[f32; DIM],
+        limit: usize,
+    ) -> Result<Vec<(&Arc<Tool>, Hit)>, QueryError> {
+        let cosine: Option<Vec<f32>> = self
+            .tools
+            .iter()
+            .map(|t| Some(search::meaning::closeness(t.vectors()?, query_vector)))
+            .collect();
+        Ok(self
+            .index
+            .search_fused(query, cosine.as_deref().unwrap_or_default(), limit)?
+            .into_iter()
+            .map(|h| (&self.tools[h.doc], h))
+            .collect())
     }
 
     /// The tools best matching `query`, best first, each with its hit.

@@ -13,7 +13,7 @@ use super::parse::Key;
 use super::snapshot::Tool;
 use crate::limits::{
     INDEXED_PARAM_DOC_CHARS, INDEXED_PARAM_NAME_CHARS, INDEXED_PARAMS, MANIFEST_CATEGORY_CHARS,
-    MANIFEST_DESCRIPTION_CHARS, MANIFEST_NAME_CHARS, MANIFEST_TAG_CHARS, MANIFEST_TAGS,
+    MANIFEST_DESCRIPTION_CHARS, MANIFEST_NAME_CHARS, MANIFEST_PHRASING_CHARS, MANIFEST_PHRASINGS, MANIFEST_TAG_CHARS, MANIFEST_TAGS,
 };
 use crate::search::Indexable;
 
@@ -43,6 +43,19 @@ pub(super) fn trim(m: &mut Manifest) -> Vec<String> {
         .fold(false, |any, tag| cut(tag, MANIFEST_TAG_CHARS) | any)
     {
         cuts.push(format!("tags cut to {MANIFEST_TAG_CHARS} characters"));
+    }
+    if m.phrasings.len() > MANIFEST_PHRASINGS {
+        cuts.push(format!(
+            "{} phrasings dropped (at most {MANIFEST_PHRASINGS} are kept)",
+            m.phrasings.len() - MANIFEST_PHRASINGS
+        ));
+        m.phrasings.truncate(MANIFEST_PHRASINGS);
+    }
+    if m.phrasings
+        .iter_mut()
+        .fold(false, |any, p| cut(p, MANIFEST_PHRASING_CHARS) | any)
+    {
+        cuts.push(format!("phrasings cut to {MANIFEST_PHRASING_CHARS} characters"));
     }
     if let Some(params) = Params::of(&m.input_schema) {
         if params.count > INDEXED_PARAMS {
@@ -82,6 +95,9 @@ impl Indexable for Tool {
     }
     fn tags(&self) -> &[String] {
         &self.manifest.tags
+    }
+    fn phrasings(&self) -> &[String] {
+        &self.manifest.phrasings
     }
     fn params(&self, f: &mut dyn FnMut(&str, &str)) {
         for_each_param(&self.manifest, f);

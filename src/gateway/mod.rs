@@ -23,7 +23,7 @@ pub use caller::Caller;
 pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
 
 use crate::access::{Limiter, Scope};
-use crate::catalogue::{Returns, Snapshot, Store};
+use crate::catalogue::{Meaning, Returns, Snapshot, Store};
 use crate::error::Error;
 use crate::exec::Executor;
 use crate::history::{Ended, Finished};
@@ -51,6 +51,8 @@ pub struct Gateway {
     federation: Option<federation::Federation>,
     /// The per-principal run limits of an HTTP server; none over stdio.
     limiter: Option<Arc<Limiter>>,
+    /// How searches rank, and the background embedding of each snapshot's tools.
+    meaning: Arc<Meaning>,
 }
 
 impl Gateway {
@@ -63,7 +65,20 @@ impl Gateway {
             limits,
             federation: None,
             limiter: None,
+            meaning: Arc::new(Meaning::lexical()),
         }
+    }
+
+    /// This gateway ranking searches as `meaning` says (lexical by default), embedding
+    /// each snapshot's tools as it comes into use.
+    pub fn with_meaning(mut self, meaning: Arc<Meaning>) -> Gateway {
+        self.meaning = meaning;
+        self
+    }
+
+    /// How searches rank.
+    pub fn meaning(&self) -> &Arc<Meaning> {
+        &self.meaning
     }
 
     /// This gateway admitting each run of a caller that acts as a principal through
@@ -89,10 +104,12 @@ impl Gateway {
     /// upstream servers' tools when there are any.
     pub async fn snapshot(&self) -> Result<Arc<Snapshot>, Error> {
         let base = self.store.snapshot().await?;
-        Ok(match &self.federation {
+        let snapshot = match &self.federation {
             Some(f) => f.merge(base).await,
             None => base,
-        })
+        };
+        self.meaning.prepare(&snapshot);
+        Ok(snapshot)
     }
 
     /// Builds a local catalogue's snapshot now rather than on first use; an HTTP

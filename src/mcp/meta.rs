@@ -19,6 +19,8 @@ use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
 use crate::limits::{LIST_LIMIT_DEFAULT, LIST_LIMIT_RANGE, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
 use crate::registry::Entry;
+use crate::catalogue::{Meaning, Ranker};
+use crate::limits::QUERY_MAX_CHARS;
 use crate::search::QueryError;
 
 /// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
@@ -62,7 +64,7 @@ async fn dispatch(
     match command {
         "search" => {
             let snapshot = gateway.snapshot().await?;
-            Ok(search(&snapshot, args)?)
+            search(gateway.meaning(), &snapshot, args).await
         }
         "list" => list(gateway, &gateway.snapshot().await?, args, first),
         "schema" => {
@@ -96,7 +98,7 @@ fn slug_arg(args: &JsonObject) -> Result<&str, Error> {
     }
 }
 
-fn search(snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Error> {
+async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Error> {
     let query = match args.get("query") {
         Some(Value::String(q)) => q.as_str(),
         _ => {
@@ -106,7 +108,20 @@ fn search(snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Erro
         }
     };
     let limit = int_arg(args, "limit", SEARCH_LIMIT_DEFAULT, &SEARCH_LIMIT_RANGE)?;
-    let hits = snapshot.search(query, limit).map_err(|e| {
+    // The query's vector costs milliseconds of CPU: off the async workers. Only a query
+    // the lexical ranker would not refuse for its length is embedded.
+    let vector = match meaning.ranker(snapshot).await {
+        Ranker::Hybrid if query.len() <= QUERY_MAX_CHARS * 4 => {
+            let (meaning, q) = (meaning.clone(), query.to_owned());
+            tokio::task::spawn_blocking(move || meaning.query(&q)).await.ok().flatten()
+        }
+        _ => None,
+    };
+    let (hits, ranker) = match &vector {
+        Some(v) => (snapshot.search_by_meaning(query, v, limit), Ranker::Hybrid),
+        None => (snapshot.search(query, limit), Ranker::Lexical),
+    };
+    let hits = hits.map_err(|e| {
         Error::BadRequest(match e {
             QueryError::Empty => "the query is empty: say in words what the tool should do".to_owned(),
             QueryError::OnlyStopWords => {
@@ -121,9 +136,13 @@ fn search(snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Erro
         format!("No tool matches \"{query}\". Try other words, or the list command.\n")
     } else {
         format!(
-            "{} {} for \"{query}\", best first:\n",
+            "{} {} for \"{query}\", best first (ranked by {}):\n",
             hits.len(),
-            if hits.len() == 1 { "tool" } else { "tools" }
+            if hits.len() == 1 { "tool" } else { "tools" },
+            match ranker {
+                Ranker::Hybrid => "words and meaning",
+                Ranker::Lexical => "words",
+            }
         )
     };
     let results: Vec<Value> = hits
@@ -146,7 +165,7 @@ fn search(snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Erro
             })
         })
         .collect();
-    Ok(answer(true, text, json!({ "results": results })))
+    Ok(answer(true, text, json!({ "results": results, "ranker": ranker.label() })))
 }
 
 /// The answer to `{"command":"list"}` with no other argument, kept per snapshot: the

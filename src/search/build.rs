@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::budget::{Budget, OverBudget};
 use super::document::Indexable;
-use super::index::Field;
+use super::index::{FIELDS, Field};
 use super::tokenize::{self, Analyzer};
 
 /// Accumulates postings while documents are read. Each distinct word is looked up (stop
@@ -21,7 +21,7 @@ pub(super) struct Builder {
     /// Term id → stem, surface word, postings `(doc, count per field)`.
     pub(super) terms: Vec<String>,
     pub(super) surface: Vec<String>,
-    pub(super) lists: Vec<Vec<(u32, [u16; 6])>>,
+    pub(super) lists: Vec<Vec<(u32, [u16; FIELDS])>>,
     /// Postings and words added since the budget was last charged.
     added: usize,
     /// The tokenizer's buffers, reused for every field of every document.
@@ -41,7 +41,7 @@ const MEMO_TEXTS: usize = 4096;
 const MEMO_TEXT_BYTES: usize = 256;
 
 /// What reading documents yields: the builder and each document's field lengths.
-type Read = (Builder, Vec<[u32; 6]>);
+type Read = (Builder, Vec<[u32; FIELDS]>);
 
 /// Catalogues smaller than this are indexed on one thread; spawning costs more than it
 /// saves below it.
@@ -109,7 +109,7 @@ impl Builder {
         let mut lengths = Vec::with_capacity(docs.len());
         for (d, doc) in docs.iter().enumerate() {
             let d = (first + d) as u32;
-            let mut len = [0u32; 6];
+            let mut len = [0u32; FIELDS];
             // The slug usually repeats the name; it stands in for a missing name.
             if doc.name().trim().is_empty() {
                 builder.add(d, Field::Name, doc.slug(), &mut len);
@@ -126,6 +126,9 @@ impl Builder {
                 builder.add(d, Field::Tags, tag, &mut len);
             }
             builder.add(d, Field::Description, doc.description(), &mut len);
+            for phrasing in doc.phrasings() {
+                builder.add(d, Field::Phrasings, phrasing, &mut len);
+            }
             doc.params(&mut |name, text| {
                 builder.add(d, Field::Params, name, &mut len);
                 builder.add(d, Field::ParamDocs, text, &mut len);
@@ -136,7 +139,7 @@ impl Builder {
         Ok((builder, lengths))
     }
 
-    fn add(&mut self, doc: u32, field: Field, text: &str, len: &mut [u32; 6]) {
+    fn add(&mut self, doc: u32, field: Field, text: &str, len: &mut [u32; FIELDS]) {
         let i = field as usize;
         let shared = matches!(field, Field::Tags | Field::Params | Field::ParamDocs) && text.len() <= MEMO_TEXT_BYTES;
         if shared && let Some(ids) = self.memo.get(text) {
@@ -182,7 +185,7 @@ impl Builder {
 }
 
 /// Counts one occurrence of term `id` in field `i` of `doc`.
-fn count(lists: &mut [Vec<(u32, [u16; 6])>], added: &mut usize, doc: u32, i: usize, id: u32, len: &mut [u32; 6]) {
+fn count(lists: &mut [Vec<(u32, [u16; FIELDS])>], added: &mut usize, doc: u32, i: usize, id: u32, len: &mut [u32; FIELDS]) {
     len[i] += 1;
     let Some(list) = lists.get_mut(id as usize) else {
         return;
@@ -190,7 +193,7 @@ fn count(lists: &mut [Vec<(u32, [u16; 6])>], added: &mut usize, doc: u32, i: usi
     match list.last_mut() {
         Some((last, counts)) if *last == doc => counts[i] = counts[i].saturating_add(1),
         _ => {
-            let mut counts = [0u16; 6];
+            let mut counts = [0u16; FIELDS];
             counts[i] = 1;
             list.push((doc, counts));
             *added += 1;
@@ -205,7 +208,7 @@ mod tests {
     use crate::search::testutil::doc;
 
     /// A term, its surface word and its postings, for comparing builds.
-    type Row = (String, String, Vec<(u32, [u16; 6])>);
+    type Row = (String, String, Vec<(u32, [u16; FIELDS])>);
 
     #[test]
     fn a_parallel_build_reads_like_a_single_thread() {

@@ -18,6 +18,8 @@ pub struct Document {
     pub tags: Vec<String>,
     /// Its parameters: `(name, description)`.
     pub params: Vec<(String, String)>,
+    /// Requests a user would type for it.
+    pub phrasings: Vec<String>,
 }
 
 /// The text of one tool the index reads, borrowed from wherever the tool keeps it. The
@@ -37,6 +39,10 @@ pub trait Indexable: Sync {
     fn tags(&self) -> &[String];
     /// Calls `f` with each parameter's name and description, in order.
     fn params(&self, f: &mut dyn FnMut(&str, &str));
+    /// Requests a user would type for it (none by default).
+    fn phrasings(&self) -> &[String] {
+        &[]
+    }
 }
 
 impl Indexable for Document {
@@ -60,6 +66,9 @@ impl Indexable for Document {
             f(name, text);
         }
     }
+    fn phrasings(&self) -> &[String] {
+        &self.phrasings
+    }
 }
 
 impl<T: Indexable + Send> Indexable for Arc<T> {
@@ -80,5 +89,8 @@ impl<T: Indexable + Send> Indexable for Arc<T> {
     }
     fn params(&self, f: &mut dyn FnMut(&str, &str)) {
         (**self).params(f);
+    }
+    fn phrasings(&self) -> &[String] {
+        (**self).phrasings()
     }
 }

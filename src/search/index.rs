@@ -13,6 +13,8 @@
 //! [`Budget`] (time, entries), long words are kept out of the typo map, and a query longer
 //! than [`QUERY_MAX_CHARS`] is refused before it is read.
 
+mod fused;
+pub use fused::{MEANING_FLOOR, W_LEXICAL};
 mod memory;
 
 use super::budget::{Budget, OverBudget};
@@ -37,16 +39,22 @@ pub enum Field {
     Params,
     /// Parameter descriptions.
     ParamDocs,
+    /// Requests a user would type (the manifest's `phrasings`).
+    Phrasings,
 }
 
+/// How many fields there are.
+pub(super) const FIELDS: usize = Field::ALL.len();
+
 impl Field {
-    const ALL: [Field; 6] = [
+    const ALL: [Field; 7] = [
         Field::Slug,
         Field::Name,
         Field::Tags,
         Field::Description,
         Field::Params,
         Field::ParamDocs,
+        Field::Phrasings,
     ];
 
     /// The name shown in `matched`.
@@ -58,6 +66,7 @@ impl Field {
             Field::Description => "description",
             Field::Params => "params",
             Field::ParamDocs => "param descriptions",
+            Field::Phrasings => "phrasings",
         }
     }
 }
@@ -70,9 +79,9 @@ pub struct Tuning {
     /// BM25 saturation, per field.
     pub k1: f32,
     /// Weight of each field, in [`Field`] order.
-    pub weight: [f32; 6],
+    pub weight: [f32; FIELDS],
     /// Length normalisation of each field, in [`Field`] order.
-    pub b: [f32; 6],
+    pub b: [f32; FIELDS],
     /// Share of an exact match's score a prefix expansion earns.
     pub prefix: f32,
     /// Share of an exact match's score a typo correction earns.
@@ -91,10 +100,11 @@ impl Default for Tuning {
     fn default() -> Self {
         Tuning {
             k1: 1.0,
-            // slug, name, tags+category, description, params, param descriptions. The slug
-            // only counts where there is no name (it is then indexed as the name).
-            weight: [0.0, 1.0, 1.0, 1.0, 0.5, 0.5],
-            b: [0.3, 0.3, 0.3, 0.3, 0.5, 0.75],
+            // slug, name, tags+category, description, params, param descriptions,
+            // phrasings. The slug only counts where there is no name (it is then indexed
+            // as the name). Phrasings sit at the parameters' prior: no eval set has them.
+            weight: [0.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5],
+            b: [0.3, 0.3, 0.3, 0.3, 0.5, 0.75, 0.5],
             prefix: 0.5,
             typo: 0.4,
             prefix_min_len: 3,
@@ -137,6 +147,16 @@ struct Variant {
 }
 
 /// A query word and the terms it reaches.
+/// A query's lexical scores over every document.
+#[derive(Debug)]
+struct Scored {
+    words: Vec<QueryWord>,
+    /// Per document, its score (zero where nothing matched).
+    total: Vec<f32>,
+    /// The documents with a posting of some query word, in the order first met.
+    touched: Vec<u32>,
+}
+
 #[derive(Debug)]
 struct QueryWord {
     raw: String,
@@ -207,7 +227,7 @@ impl Index {
     pub fn within<D: Indexable>(docs: &[D], tuning: Tuning, budget: &Budget) -> Result<Index, OverBudget> {
         let (mut builder, lengths) = Builder::parallel(docs, budget)?;
         let n = docs.len().max(1) as f32;
-        let mut avg = [0f32; 6];
+        let mut avg = [0f32; FIELDS];
         for len in &lengths {
             for (a, l) in avg.iter_mut().zip(len) {
                 *a += *l as f32;
@@ -291,13 +311,33 @@ impl Index {
     /// The best `limit` documents for `query`, best first, ties by slug. A query longer
     /// than [`QUERY_MAX_CHARS`] characters is refused before it is read.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, QueryError> {
+        let scored = self.score(query)?;
+        let mut ranked: Vec<(f32, u32)> = scored
+            .touched
+            .iter()
+            .map(|&d| (scored.total[d as usize], d))
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        self.top(&mut ranked, limit);
+        Ok(ranked
+            .into_iter()
+            .map(|(score, doc)| Hit {
+                doc: doc as usize,
+                score,
+                matched: self.explain(doc, &scored.words),
+            })
+            .collect())
+    }
+
+    /// Every document's lexical score for `query` (zero where nothing matched), with the
+    /// documents touched and the query's words.
+    fn score(&self, query: &str) -> Result<Scored, QueryError> {
         // Bytes first: no character count of a huge string when its size already says.
         if query.len() > QUERY_MAX_CHARS && query.chars().nth(QUERY_MAX_CHARS).is_some() {
             return Err(QueryError::TooLong { max: QUERY_MAX_CHARS });
         }
         let words = self.query_words(query)?;
-        let n = self.len();
-        let mut total = vec![0f32; n];
+        let mut total = vec![0f32; self.len()];
         let mut touched: Vec<u32> = Vec::new();
         for word in &words {
             for v in &word.variants {
@@ -310,31 +350,24 @@ impl Index {
                 }
             }
         }
+        Ok(Scored { words, total, touched })
+    }
+
+    /// Keeps the best `limit` of `ranked`, sorted best first, ties by slug.
+    fn top(&self, ranked: &mut Vec<(f32, u32)>, limit: usize) {
         let order = |a: &(f32, u32), b: &(f32, u32)| {
             b.0.total_cmp(&a.0)
                 .then_with(|| self.slug_rank[a.1 as usize].cmp(&self.slug_rank[b.1 as usize]))
         };
-        let mut ranked: Vec<(f32, u32)> = touched
-            .iter()
-            .map(|&d| (total[d as usize], d))
-            .filter(|(s, _)| *s > 0.0)
-            .collect();
         if limit == 0 {
-            return Ok(Vec::new());
+            ranked.clear();
+            return;
         }
         if ranked.len() > limit {
             ranked.select_nth_unstable_by(limit - 1, order);
             ranked.truncate(limit);
         }
         ranked.sort_by(order);
-        Ok(ranked
-            .into_iter()
-            .map(|(score, doc)| Hit {
-                doc: doc as usize,
-                score,
-                matched: self.explain(doc, &words),
-            })
-            .collect())
     }
 
     /// The query's meaningful words, each with the index terms it reaches; adjacent words

@@ -8,8 +8,10 @@
 mod budget;
 mod build;
 mod document;
+pub mod embed;
 pub mod eval;
 mod index;
+pub mod meaning;
 #[cfg(test)]
 mod testutil;
 pub mod tokenize;
@@ -17,4 +19,4 @@ mod typo;
 
 pub use budget::{Budget, OverBudget};
 pub use document::{Document, Indexable};
-pub use index::{Field, Hit, Index, QueryError, Tuning};
+pub use index::{Field, Hit, Index, MEANING_FLOOR, QueryError, Tuning, W_LEXICAL};

@@ -238,6 +238,7 @@ fn manifest(server: &str, slug: String, tool: &rmcp::model::Tool) -> Manifest {
         description: tool.description.as_deref().unwrap_or_default().to_owned(),
         category: server.to_owned(),
         tags: vec![server.to_owned(), "upstream".to_owned()],
+        phrasings: Vec::new(),
         input_schema: Json::from(&Value::Object((*tool.input_schema).clone())),
         output_schema: tool
             .output_schema
