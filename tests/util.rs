@@ -41,9 +41,12 @@ pub fn command(dir: &Path, env: &[(&str, &str)]) -> Command {
 /// environment in `dir`.
 pub fn command_of(program: &str, dir: &Path, env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(program);
+    // Tool vectors are shared by every server the tests start: the embedded catalogue is
+    // embedded once per test run, not once per test (a test of the cache sets its own).
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir)
+        .env("TOOLGATE_EMBED_CACHE", concat!(env!("CARGO_TARGET_TMPDIR"), "/vectors"))
         .current_dir(dir);
     for (k, v) in env {
         cmd.env(k, v);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::snapshot::{Snapshot, Tool};
 use super::vector_cache::{self, Key, VectorCache};
-use crate::search::embed::DIM;
+use crate::search::meaning::DIM;
 use crate::search::meaning::{self, Embedder, Vector};
 
 /// How search ranks (`TOOLGATE_SEARCH`).

@@ -16,7 +16,7 @@ use super::{meaning, slug, trim};
 use crate::error::Error;
 use crate::limits::CLOSE_MATCHES;
 use crate::limits::VALIDATORS;
-use crate::search::embed::DIM;
+use crate::search::meaning::DIM;
 use crate::search::meaning::Vector;
 use crate::search::{self, Budget, Hit, OverBudget, QueryError};
 use crate::validate::{self, Compiled, Validators};

@@ -132,7 +132,7 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::embed::DIM;
+    use crate::search::meaning::DIM;
 
     fn vector(seed: u8) -> Vector {
         let mut v = [0f32; DIM];

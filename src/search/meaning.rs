@@ -5,9 +5,10 @@
 
 use std::fmt;
 
+pub use toolgate_minilm::DIM;
+use toolgate_minilm::{Model, WordPiece};
+
 use super::document::Indexable;
-use super::embed::wordpiece::WordPiece;
-use super::embed::{DIM, Model};
 
 /// Longest token sequence embedded, `[CLS]` and `[SEP]` included. Cost is linear in
 /// tokens (the spike measured 11 ms of CPU at 10 tokens, 84 at 122, 220 at 252), and a
@@ -117,8 +118,10 @@ impl Embedder {
     /// (a build whose weights do not parse), and search stays lexical.
     pub fn get() -> Result<Embedder, String> {
         let model = Model::get().map_err(|e| e.to_string())?;
-        let words = WordPiece::get().map_err(|e| e.to_string())?;
-        Ok(Embedder { model, words })
+        Ok(Embedder {
+            model,
+            words: WordPiece::get(),
+        })
     }
 
     /// The identity of the model's weights, which cached vectors are keyed by.
@@ -128,7 +131,7 @@ impl Embedder {
 
     /// How many tokens `text` is embedded as (at most [`MAX_TOKENS`]): its cost.
     pub fn tokens(&self, text: &str) -> usize {
-        self.words.encode(text, MAX_TOKENS).len()
+        self.words.count(text, MAX_TOKENS)
     }
 
     /// `text`'s unit vector. Deterministic: the same text gives the same bits anywhere.

@@ -8,7 +8,6 @@
 mod budget;
 mod build;
 mod document;
-pub mod embed;
 pub mod eval;
 mod index;
 pub mod meaning;
