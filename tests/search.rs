@@ -103,10 +103,14 @@ const TINY_QUERIES: &str = r#"{"query": "convert celsius", "relevant": ["alpha"]
 "#;
 
 async fn eval(queries: &str, extra: &[&str]) -> (bool, String, String) {
+    eval_with(&[("TOOLGATE_SEARCH", "lexical")], queries, extra).await
+}
+
+async fn eval_with(env: &[(&str, &str)], queries: &str, extra: &[&str]) -> (bool, String, String) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("tiny.json"), TINY_CATALOGUE).unwrap();
     std::fs::write(dir.path().join("q.jsonl"), queries).unwrap();
-    let mut cmd = command(dir.path(), &[]);
+    let mut cmd = command(dir.path(), env);
     cmd.args(["catalogue", "eval", "--queries", "q.jsonl", "tiny.json"])
         .args(extra);
     let out = cmd.output().await.unwrap();
@@ -122,15 +126,34 @@ async fn catalogue_eval_computes_the_metrics_by_hand() {
     let (ok, stdout, stderr) = eval(TINY_QUERIES, &["--show-misses", "5"]).await;
     assert!(ok, "{stderr}");
     assert!(stdout.contains("3 queries over 3 tools"), "{stdout}");
-    assert!(stdout.contains("nDCG@10   0.538"), "{stdout}");
-    assert!(stdout.contains("Recall@5  0.500"), "{stdout}");
-    assert!(stdout.contains("Recall@10 0.500"), "{stdout}");
+    assert!(stdout.contains("\nnDCG@10      0.538\n"), "{stdout}");
+    assert!(stdout.contains("\nRecall@5     0.500\n"), "{stdout}");
+    assert!(stdout.contains("\nRecall@10    0.500\n"), "{stdout}");
     let misses = stdout.split("Worst").nth(1).expect("misses listed");
     assert!(
         misses.find("line 3:").unwrap() < misses.find("line 2:").unwrap(),
         "worst first: {misses}"
     );
     assert!(misses.contains("not in the top 10"));
+    assert!(misses.contains("missed by lexical"), "{misses}");
+}
+
+#[tokio::test]
+async fn catalogue_eval_measures_both_rankers_side_by_side_and_names_the_one_that_missed() {
+    let (ok, stdout, stderr) = eval_with(&[], TINY_QUERIES, &["--show-misses", "5"]).await;
+    assert!(ok, "{stderr}");
+    let header = stdout.lines().nth(1).unwrap();
+    assert_eq!(header.split_whitespace().collect::<Vec<_>>(), ["lexical", "hybrid"], "{stdout}");
+    let ndcg: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.starts_with("nDCG@10"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(ndcg[1], "0.538", "the lexical column is the lexical ranker's: {stdout}");
+    assert!(stdout.contains("per query: lexical "), "{stdout}");
+    let misses = stdout.split("Worst").nth(1).expect("misses listed");
+    assert!(misses.contains("    lexical: ") && misses.contains("    hybrid:  "), "{misses}");
 }
 
 #[tokio::test]
@@ -153,7 +176,8 @@ async fn the_readme_search_figures_reproduce_from_the_repository_copy_of_metatoo
     // eval/metatool/: the data must be in the repository and give README's figures.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("eval/metatool");
     let dir = tempfile::tempdir().unwrap();
-    let out = command(dir.path(), &[])
+    // The lexical figures: the hybrid ones take minutes to embed 20,614 queries (README).
+    let out = command(dir.path(), &[("TOOLGATE_SEARCH", "lexical")])
         .args(["catalogue", "eval", "--queries"])
         .arg(root.join("queries.jsonl"))
         .arg(root.join("catalogue.json"))
@@ -167,7 +191,7 @@ async fn the_readme_search_figures_reproduce_from_the_repository_copy_of_metatoo
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("20614 queries over 199 tools"), "{stdout}");
-    for line in ["nDCG@10   0.587", "Recall@5  0.661", "Recall@10 0.717"] {
+    for line in ["\nnDCG@10      0.587\n", "\nRecall@5     0.661\n", "\nRecall@10    0.717\n"] {
         assert!(
             stdout.contains(line),
             "{line}: change README's Search quality table with the ranker: {stdout}"

@@ -23,6 +23,7 @@ mod js_fetch;
 mod js_limits;
 mod js_workers;
 mod mcp_surface;
+mod meaning;
 mod nyxilum;
 mod nyxilum_repl;
 mod oauth;
