@@ -8,6 +8,7 @@
 mod budget;
 mod build;
 mod document;
+pub mod embed;
 pub mod eval;
 mod index;
 #[cfg(test)]
