@@ -15,6 +15,15 @@
 //! f32 copy); parsing copies ≈ 0.2 MB of f32 scales and biases; a call allocates ≈ 18 KB
 //! of scratch per token of the texts it processes together (at most [`BATCH_ROWS`] tokens
 //! per pass, or one text of up to 512 tokens: ≤ 10 MB) and frees it on return.
+//!
+//! **Measured** (2026-12-02, release, the project's 2-core AMD EPYC with AVX2, load
+//! average ≈ 0.5, `benches/embed.rs`): a 27-token query p50 6.2 ms, p99 6.7 ms on one
+//! thread; tool texts of 25–60 tokens batched 0.24 ms of CPU per token (10,000 of them
+//! ≈ 100 s of CPU, 50 s on two cores); MetaTool's 20,614 queries 0.26 ms per token one
+//! by one. Parity on MetaTool: min cosine 0.9999998 with onnxruntime (199 tools, every
+//! 10th query) and 0.9999995 with the spike's tract vectors (all 20,614 queries);
+//! cosine-only nDCG@10 0.6834 against the reference's 0.6835. Binary growth once
+//! linked: +23.0 MB (22.9 MB of weights, ≈ 0.15 MB of code).
 
 // pub mod wordpiece; // the tokenizer, merged by the lead from its own branch
 
