@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use crate::util::{Gate, structured};
 
-/// Asked the way a user asks, sharing no word (nor stem, abbreviation or typo) with the
-/// env-validator's name, description, tags, phrasings or parameters.
-const NO_SHARED_WORD: &str = "are my secrets configured correctly for deployment";
+/// Asked the way a user asks, sharing no word but "an" (a stop word) with base64-codec's
+/// slug, name, description, tags, phrasings or parameters.
+const NO_SHARED_WORD: &str = "printable ascii version of an attachment";
 
 async fn search(gate: &Gate, query: &str) -> Value {
     let r = gate.meta(json!({"command": "search", "query": query})).await;
@@ -33,7 +33,7 @@ async fn a_request_sharing_no_word_with_its_tool_is_found_by_meaning_only() {
     assert_eq!(hybrid["ranker"], "hybrid", "{hybrid}");
     let found = slugs(&hybrid);
     assert!(
-        found.iter().take(3).any(|s| s == "env-validator"),
+        found.iter().take(3).any(|s| s == "base64-codec"),
         "in the top 3 by meaning: {hybrid}"
     );
     let first = &hybrid["results"][0];
@@ -51,7 +51,7 @@ async fn a_request_sharing_no_word_with_its_tool_is_found_by_meaning_only() {
     let lexical = search(&gate, NO_SHARED_WORD).await;
     assert_eq!(lexical["ranker"], "lexical", "{lexical}");
     assert!(
-        !slugs(&lexical).iter().any(|s| s == "env-validator"),
+        !slugs(&lexical).iter().any(|s| s == "base64-codec"),
         "no word to find it by: {lexical}"
     );
     gate.stop().await;

@@ -248,7 +248,7 @@ impl Meaning {
         }
         let Some(computed) = embed_all(embedder, &missing, threads, started + self.budget * 2) else {
             tracing::warn!(
-                "search by meaning is off for this catalogue: embedding ran past twice its budget of {} s; search is lexical",
+                "search by meaning is off for this catalogue: embedding failed or ran past twice its budget of {} s; search is lexical",
                 self.budget.as_secs()
             );
             return state::LEXICAL;
@@ -325,7 +325,7 @@ impl Meaning {
         if let Some(v) = self.queries.get(query) {
             return Some(v);
         }
-        let v = Arc::new(Embedder::get().ok()?.embed(query));
+        let v = Arc::new(Embedder::get().ok()?.embed(query).ok()?);
         self.queries.insert(query.to_owned(), v.clone());
         Some(v)
     }
@@ -347,7 +347,7 @@ fn embed_all(embedder: Embedder, texts: &[(Key, &str)], threads: usize, deadline
                             return None;
                         }
                         let batch: Vec<&str> = batch.iter().map(|(_, t)| *t).collect();
-                        out.extend(embedder.embed_all(&batch).iter().map(Vector::quantise));
+                        out.extend(embedder.embed_all(&batch).ok()?.iter().map(Vector::quantise));
                     }
                     Some(out)
                 })

@@ -258,7 +258,7 @@ impl Index {
                     let len = &lengths[doc as usize];
                     let mut impact = 0f32;
                     let mut fields = 0u8;
-                    for i in 0..6 {
+                    for i in 0..FIELDS {
                         if counts[i] > 0 {
                             fields |= 1 << i;
                             let x = counts[i] as f32 / (1.0 - tuning.b[i] + tuning.b[i] * len[i] as f32 / avg[i]);
@@ -341,7 +341,10 @@ impl Index {
         let mut touched: Vec<u32> = Vec::new();
         for word in &words {
             for v in &word.variants {
-                for p in &self.postings[v.term as usize] {
+                // A posting that adds nothing (a field of weight 0, such as the slug
+                // beside a name) must not mark its document touched: a later word would
+                // mark it again, and it would be answered twice.
+                for p in self.postings[v.term as usize].iter().filter(|p| p.impact > 0.0) {
                     let t = &mut total[p.doc as usize];
                     if *t == 0.0 {
                         touched.push(p.doc);
@@ -504,109 +507,4 @@ fn bm25_idf(n: f32, df: f32) -> f32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::search::testutil::doc;
-
-    fn catalogue() -> Vec<Document> {
-        vec![
-            doc(
-                "env-validator",
-                "Env file validator",
-                "Checks a .env file for syntax errors and duplicate keys.",
-                &["env", "dotenv"],
-            ),
-            doc(
-                "json-formatter",
-                "JSON formatter",
-                "Pretty-prints, minifies and validates JSON documents.",
-                &["json"],
-            ),
-            doc(
-                "environment-report",
-                "Environment report",
-                "Summarises the process environment.",
-                &[],
-            ),
-            doc(
-                "base64-codec",
-                "Base64 codec",
-                "Encodes and decodes base64 text.",
-                &["encoding"],
-            ),
-            doc("url-parser", "URL parser", "Splits a URL into its parts.", &["web"]),
-        ]
-    }
-
-    fn slugs(index: &Index, docs: &[Document], query: &str) -> Vec<String> {
-        index
-            .search(query, 10)
-            .unwrap()
-            .into_iter()
-            .map(|h| docs[h.doc].slug.clone())
-            .collect()
-    }
-
-    #[test]
-    fn ranks_the_obvious_tool_first() {
-        let docs = catalogue();
-        let index = Index::build(&docs);
-        assert_eq!(slugs(&index, &docs, "validate env file")[0], "env-validator");
-        assert_eq!(slugs(&index, &docs, "decode base64")[0], "base64-codec");
-    }
-
-    #[test]
-    fn abbreviations_reach_both_ways() {
-        let docs = catalogue();
-        let index = Index::build(&docs);
-        assert!(slugs(&index, &docs, "environment").contains(&"env-validator".to_owned()));
-        assert!(slugs(&index, &docs, "env").contains(&"environment-report".to_owned()));
-    }
-
-    #[test]
-    fn a_typo_is_tolerated_but_never_beats_an_exact_match() {
-        let docs = catalogue();
-        let index = Index::build(&docs);
-        assert_eq!(slugs(&index, &docs, "formater")[0], "json-formatter");
-        let hits = index.search("parser", 10).unwrap();
-        assert_eq!(docs[hits[0].doc].slug, "url-parser");
-        assert_eq!(hits[0].matched, vec!["parser (slug, name)"]);
-        // Short words are not corrected: too many words are one edit apart.
-        assert!(index.search("jsno", 10).unwrap().is_empty());
-    }
-
-    #[test]
-    fn empty_and_stop_word_queries_are_refused() {
-        let index = Index::build(&catalogue());
-        assert_eq!(index.search("  ?! ", 10), Err(QueryError::Empty));
-        assert_eq!(index.search("can you do it", 10), Err(QueryError::OnlyStopWords));
-    }
-
-    #[test]
-    fn identical_input_identical_output_and_ties_by_slug() {
-        let docs = vec![
-            doc("b-tool", "Same", "same words", &[]),
-            doc("a-tool", "Same", "same words", &[]),
-        ];
-        let index = Index::build(&docs);
-        let first = index.search("same words", 10).unwrap();
-        assert_eq!(first, index.search("same words", 10).unwrap());
-        assert_eq!(first[0].score, first[1].score);
-        assert_eq!(docs[first[0].doc].slug, "a-tool");
-    }
-
-    #[test]
-    fn matched_names_the_fields() {
-        let docs = catalogue();
-        let index = Index::build(&docs);
-        let hits = index.search("env", 10).unwrap();
-        let top = &hits[0];
-        assert_eq!(docs[top.doc].slug, "env-validator");
-        assert!(top.matched[0].starts_with("env ("), "{:?}", top.matched);
-        assert!(
-            top.matched[0].contains("slug") && top.matched[0].contains("tags"),
-            "{:?}",
-            top.matched
-        );
-    }
-}
+mod tests;

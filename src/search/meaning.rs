@@ -135,15 +135,19 @@ impl Embedder {
     }
 
     /// `text`'s unit vector. Deterministic: the same text gives the same bits anywhere.
-    pub fn embed(&self, text: &str) -> [f32; DIM] {
-        self.model.embed(&self.words.encode(text, MAX_TOKENS))
+    /// An error only if the tokenizer and the model disagree (a build whose vocabulary
+    /// is not the model's).
+    pub fn embed(&self, text: &str) -> Result<[f32; DIM], String> {
+        self.model
+            .embed(&self.words.encode(text, MAX_TOKENS))
+            .map_err(|e| e.to_string())
     }
 
     /// The unit vectors of `texts`, in order, as [`Embedder::embed`] gives them.
-    pub fn embed_all(&self, texts: &[&str]) -> Vec<[f32; DIM]> {
+    pub fn embed_all(&self, texts: &[&str]) -> Result<Vec<[f32; DIM]>, String> {
         let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.words.encode(t, MAX_TOKENS)).collect();
         let seqs: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
-        self.model.embed_batch(&seqs)
+        self.model.embed_batch(&seqs).map_err(|e| e.to_string())
     }
 }
 
