@@ -4,8 +4,8 @@
 //! - Linear layers are **integer**: each activation row is quantised to i16 with its own
 //!   f32 scale (`max |x| / qmax`), multiplied by the int8 weights and summed exactly in
 //!   i32, then scaled back in f32 (`acc · (sx · sw) + bias`). Integer sums do not depend
-//!   on their order, so any vectorisation (SSE2, AVX2, NEON) gives the same bits; the
-//!   AVX2 copy of the kernel is the same source compiled for wider registers. `qmax` is
+//!   on their order, so every kernel gives the same bits: AVX2 and SSE2 intrinsics
+//!   (`pmaddwd`) on x86_64, plain loops that LLVM vectorises elsewhere. `qmax` is
 //!   chosen per input width so that no sum can overflow i32 (see [`qmax`]).
 //! - Every f32 reduction (LayerNorm, attention, pooling) has a fixed order written in
 //!   the source: eight-lane accumulators combined by a fixed tree, or sequential sums.
@@ -116,9 +116,12 @@ pub(super) trait Dot: Copy {
 
 /// The portable kernel: plain integer arithmetic that LLVM vectorises (`pmaddwd` on
 /// x86_64, `smlal` on aarch64).
+/// Built where it runs (not x86_64) and for the tests, which compare its bits.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[derive(Clone, Copy)]
 pub(super) struct Portable;
 
+#[cfg(any(test, not(target_arch = "x86_64")))]
 impl Dot for Portable {
     #[inline(always)]
     fn dot(self, x: [&[i16]; 4], w: [&[i16]; 2]) -> [[i32; 4]; 2] {
@@ -130,6 +133,58 @@ impl Dot for Portable {
         }
         out
     }
+}
+
+/// The SSE2 kernel (part of every x86_64 CPU): `pmaddwd` on 128-bit registers, for
+/// x86_64 CPUs without AVX2. The portable kernel's loops do not tile registers.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(super) struct Sse2;
+
+#[cfg(target_arch = "x86_64")]
+impl Dot for Sse2 {
+    #[inline(always)]
+    fn dot(self, x: [&[i16]; 4], w: [&[i16]; 2]) -> [[i32; 4]; 2] {
+        // SAFETY: SSE2 is part of every x86_64 CPU.
+        unsafe { dot_sse2(x, w) }
+    }
+}
+
+/// [`Sse2`]'s kernel: the shape of `dot_avx2` on 128-bit registers.
+///
+/// # Safety
+/// The CPU must have SSE2 (every x86_64 CPU does).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn dot_sse2(x: [&[i16]; 4], w: [&[i16]; 2]) -> [[i32; 4]; 2] {
+    use std::arch::x86_64::*;
+    let k = x.iter().chain(&w).map(|s| s.len()).min().unwrap_or(0);
+    let mut acc = [[_mm_setzero_si128(); 4]; 2];
+    let mut i = 0;
+    while i + 8 <= k {
+        // SAFETY: i + 8 <= k <= every slice's length, so each
+        // 16-byte unaligned load stays inside its slice.
+        let (w0, w1, xs) = unsafe {
+            let load = |s: &[i16]| _mm_loadu_si128(s.as_ptr().add(i).cast());
+            (load(w[0]), load(w[1]), [load(x[0]), load(x[1]), load(x[2]), load(x[3])])
+        };
+        for t in 0..4 {
+            acc[0][t] = _mm_add_epi32(acc[0][t], _mm_madd_epi16(xs[t], w0));
+            acc[1][t] = _mm_add_epi32(acc[1][t], _mm_madd_epi16(xs[t], w1));
+        }
+        i += 8;
+    }
+    let mut out = [[0i32; 4]; 2];
+    for ((o, a), wr) in out.iter_mut().zip(&acc).zip(w) {
+        for ((s, v), xr) in o.iter_mut().zip(a).zip(x) {
+            let mut lanes = [0i32; 4];
+            // SAFETY: `lanes` is 16 bytes, the size of one __m128i.
+            unsafe { _mm_storeu_si128(lanes.as_mut_ptr().cast(), *v) };
+            let tail: i32 = (i..k).map(|j| i32::from(xr[j]) * i32::from(wr[j])).sum();
+            *s = lanes.iter().sum::<i32>() + tail;
+        }
+    }
+    out
 }
 
 /// The AVX2 kernel; only made by [`Avx2::detect`], so only on a CPU that has AVX2.

@@ -3,7 +3,7 @@
 //! others, so a text gives the same bits alone or in a batch) and attention runs per
 //! sequence. Then mean pooling and L2 normalisation, as sentence-transformers does.
 
-use super::kernels::{Dot, Portable, gelu, layer_norm, linear, quantize, softmax, sum_squares};
+use super::kernels::{Dot, gelu, layer_norm, linear, quantize, softmax, sum_squares};
 use super::weights::{Linear, Weights};
 use super::{DIM, FFN, HEADS};
 
@@ -57,15 +57,17 @@ pub(super) fn forward(w: &Weights<'_>, seqs: &[&[u32]], out: &mut Vec<[f32; DIM]
             unsafe { forward_avx2(avx2, w, seqs, out) };
             return;
         }
+        forward_body(super::kernels::Sse2, w, seqs, out);
     }
-    forward_body(Portable, w, seqs, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    forward_body(super::kernels::Portable, w, seqs, out);
 }
 
-/// The portable pass even where AVX2 is present: the tests compare its bits with
-/// [`forward`]'s, standing in for a CPU without AVX2.
+/// The pass with a given kernel, whatever this CPU has: the tests compare the bits of
+/// every kernel with [`forward`]'s, standing in for other CPUs.
 #[cfg(test)]
-pub(super) fn forward_portable(w: &Weights<'_>, seqs: &[&[u32]], out: &mut Vec<[f32; DIM]>) {
-    forward_body(Portable, w, seqs, out);
+pub(super) fn forward_with<D: Dot>(dot: D, w: &Weights<'_>, seqs: &[&[u32]], out: &mut Vec<[f32; DIM]>) {
+    forward_body(dot, w, seqs, out);
 }
 
 /// [`forward_body`] compiled for AVX2.
