@@ -10,9 +10,10 @@ use super::{Hit, Index, QueryError};
 pub const W_LEXICAL: f32 = 0.20;
 
 /// Least cosine at which closeness in meaning alone puts a document in the answer (and in
-/// its `matched`): below it a tool no word matched is noise, not a result. MiniLM's
-/// cosine of unrelated short texts sits around 0 to 0.15.
-pub const MEANING_FLOOR: f32 = 0.25;
+/// its `matched`): below it a tool no word matched is noise, not a result (MiniLM's
+/// cosine of unrelated short texts sits around 0 to 0.15). On eval/metatool, nDCG@10 is
+/// 0.720 with no floor and with this one, 0.714 at 0.25.
+pub const MEANING_FLOOR: f32 = 0.15;
 
 impl Index {
     /// The best `limit` documents for `query` by `W_LEXICAL · minmax(lexical) + (1 −
