@@ -52,7 +52,12 @@ async fn a_catalogue_of_60000_letter_words_is_served_in_under_100_mb() {
     let r = gate.meta(json!({"command": "search", "query": "validate env"})).await;
     assert_eq!(slugs(structured(&r))[0], "env-validator");
     let r = gate.meta(json!({"command": "search", "query": "long text"})).await;
-    assert_eq!(slugs(structured(&r)), ["long-0", "long-1", "long-2", "long-3"]);
+    // The four tools with both words first; after them only tools near in meaning alone.
+    assert_eq!(slugs(structured(&r))[..4], ["long-0", "long-1", "long-2", "long-3"]);
+    for hit in &structured(&r)["results"].as_array().unwrap()[4..] {
+        let matched = hit["matched"].as_array().unwrap();
+        assert!(matched.len() == 1 && matched[0].as_str().unwrap().starts_with("meaning ("), "{hit}");
+    }
     let kb = peak_rss_kb(gate.pid.unwrap());
     assert!(kb < 100 * 1024, "peak RSS {kb} kB");
     let stderr = gate.stop().await;
