@@ -53,12 +53,19 @@ fn main() {
     for pass in ["cold (nothing cached)", "restart (all cached)"] {
         let (snapshot, _) = Snapshot::build(synthetic_entries(n_tools), Origin::Local);
         let snapshot = Arc::new(snapshot);
+        let words = toolgate_minilm::WordPiece::get();
+        let tokens: usize = snapshot
+            .tools()
+            .iter()
+            .map(|t| words.count(&t.manifest.description, toolgate::search::meaning::MAX_TOKENS))
+            .sum();
         let meaning = Arc::new(Meaning::new(settings(cache.path())));
         let start = Instant::now();
         meaning.prepare(&snapshot);
         let ranker = runtime.block_on(meaning.settled(&snapshot));
         println!(
-            "{n_tools} synthetic tools, {pass}: {} in {:.2} s",
+            "{n_tools} synthetic tools ({:.1} tokens a text), {pass}: {} in {:.2} s",
+            tokens as f64 / n_tools.max(1) as f64,
             ranker.label(),
             start.elapsed().as_secs_f64()
         );
