@@ -19,7 +19,10 @@ use toolgate::catalogue::meaning::Settings;
 use toolgate::catalogue::{Meaning, Origin, Ranker, SearchMode, Snapshot};
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let n_queries = env_usize("TOOLGATE_MEANING_QUERIES", 1_000);
     let n_tools = env_usize("TOOLGATE_MEANING_TOOLS", 10_000);
     let cache = tempfile::tempdir().unwrap();

@@ -56,7 +56,10 @@ async fn a_catalogue_of_60000_letter_words_is_served_in_under_100_mb() {
     assert_eq!(slugs(structured(&r))[..4], ["long-0", "long-1", "long-2", "long-3"]);
     for hit in &structured(&r)["results"].as_array().unwrap()[4..] {
         let matched = hit["matched"].as_array().unwrap();
-        assert!(matched.len() == 1 && matched[0].as_str().unwrap().starts_with("meaning ("), "{hit}");
+        assert!(
+            matched.len() == 1 && matched[0].as_str().unwrap().starts_with("meaning ("),
+            "{hit}"
+        );
     }
     let kb = peak_rss_kb(gate.pid.unwrap());
     assert!(kb < 100 * 1024, "peak RSS {kb} kB");

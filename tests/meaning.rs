@@ -38,7 +38,11 @@ async fn a_request_sharing_no_word_with_its_tool_is_found_by_meaning_only() {
     );
     let first = &hybrid["results"][0];
     assert!(
-        first["matched"].as_array().unwrap().iter().any(|m| m.as_str().unwrap().starts_with("meaning (")),
+        first["matched"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m.as_str().unwrap().starts_with("meaning (")),
         "{first}"
     );
     // Same query, same answer: deterministic.

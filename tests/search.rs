@@ -143,7 +143,11 @@ async fn catalogue_eval_measures_both_rankers_side_by_side_and_names_the_one_tha
     let (ok, stdout, stderr) = eval_with(&[], TINY_QUERIES, &["--show-misses", "5"]).await;
     assert!(ok, "{stderr}");
     let header = stdout.lines().nth(1).unwrap();
-    assert_eq!(header.split_whitespace().collect::<Vec<_>>(), ["lexical", "hybrid"], "{stdout}");
+    assert_eq!(
+        header.split_whitespace().collect::<Vec<_>>(),
+        ["lexical", "hybrid"],
+        "{stdout}"
+    );
     let ndcg: Vec<&str> = stdout
         .lines()
         .find(|l| l.starts_with("nDCG@10"))
@@ -153,7 +157,10 @@ async fn catalogue_eval_measures_both_rankers_side_by_side_and_names_the_one_tha
     assert_eq!(ndcg[1], "0.538", "the lexical column is the lexical ranker's: {stdout}");
     assert!(stdout.contains("per query: lexical "), "{stdout}");
     let misses = stdout.split("Worst").nth(1).expect("misses listed");
-    assert!(misses.contains("    lexical: ") && misses.contains("    hybrid:  "), "{misses}");
+    assert!(
+        misses.contains("    lexical: ") && misses.contains("    hybrid:  "),
+        "{misses}"
+    );
 }
 
 #[tokio::test]
@@ -191,7 +198,11 @@ async fn the_readme_search_figures_reproduce_from_the_repository_copy_of_metatoo
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("20614 queries over 199 tools"), "{stdout}");
-    for line in ["\nnDCG@10      0.587\n", "\nRecall@5     0.661\n", "\nRecall@10    0.717\n"] {
+    for line in [
+        "\nnDCG@10      0.587\n",
+        "\nRecall@5     0.661\n",
+        "\nRecall@10    0.717\n",
+    ] {
         assert!(
             stdout.contains(line),
             "{line}: change README's Search quality table with the ranker: {stdout}"

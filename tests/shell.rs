@@ -79,7 +79,10 @@ call base64-codec {"input": "still runs"}
     assert!(out.contains(" tools advertised:\n  toolgate — "), "{out}");
     assert!(out.contains("\n  base64-codec — Encodes text to Base64"), "{out}");
     // search and schema through the meta-tool.
-    assert!(out.contains("for \"base64\", best first (ranked by words and meaning):\nbase64-codec ("), "{out}");
+    assert!(
+        out.contains("for \"base64\", best first (ranked by words and meaning):\nbase64-codec ("),
+        "{out}"
+    );
     assert!(
         out.contains("Ready-to-send call:\n{\n  \"name\": \"base64-codec\""),
         "{out}"

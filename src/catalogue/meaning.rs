@@ -214,7 +214,10 @@ impl Meaning {
         if lacking.is_empty() {
             return state::READY;
         }
-        let cache = self.cache_dir.as_ref().map(|d| VectorCache::new(d, embedder.model_id()));
+        let cache = self
+            .cache_dir
+            .as_ref()
+            .map(|d| VectorCache::new(d, embedder.model_id()));
         let mut known = cache.as_ref().map(VectorCache::load).unwrap_or_default();
         let held = known.len();
         // Per tool, its texts' keys; the texts no cache holds, once each.
@@ -223,7 +226,10 @@ impl Meaning {
         let mut seen = std::collections::HashSet::new();
         for tool in lacking {
             let texts = meaning::texts(&**tool);
-            let keys: Vec<Key> = texts.iter().map(|t| vector_cache::key(embedder.model_id(), t)).collect();
+            let keys: Vec<Key> = texts
+                .iter()
+                .map(|t| vector_cache::key(embedder.model_id(), t))
+                .collect();
             for (key, text) in keys.iter().zip(&texts) {
                 if !known.contains_key(key) && seen.insert(*key) {
                     missing.push((*key, text));

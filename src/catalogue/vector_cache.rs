@@ -173,7 +173,9 @@ mod tests {
         let kept = (key("m", "kept"), vector(5));
         let new = (key("m", "new"), vector(6));
         cache.store(&[old.clone(), kept.clone()], &[], 0).unwrap();
-        cache.store(std::slice::from_ref(&new), std::slice::from_ref(&kept), MAX_RECORDS).unwrap();
+        cache
+            .store(std::slice::from_ref(&new), std::slice::from_ref(&kept), MAX_RECORDS)
+            .unwrap();
         let loaded = cache.load();
         assert_eq!(loaded.len(), 2);
         assert!(loaded.contains_key(&kept.0) && loaded.contains_key(&new.0));

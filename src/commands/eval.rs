@@ -148,7 +148,11 @@ impl Report {
             .iter()
             .zip(&self.elapsed)
             .map(|((r, _), e)| {
-                let ms = if queries > 0 { e.as_secs_f64() * 1e3 / queries as f64 } else { 0.0 };
+                let ms = if queries > 0 {
+                    e.as_secs_f64() * 1e3 / queries as f64
+                } else {
+                    0.0
+                };
                 format!("{} {ms:.3} ms", r.label())
             })
             .collect();
@@ -194,7 +198,12 @@ impl Report {
                     let rank = p.rank.map_or("not in the top 10".to_owned(), |r| {
                         format!("first relevant at rank {r}")
                     });
-                    let _ = write!(out, "    {:<8} {rank}; nDCG {:.3}", format!("{}:", p.ranker.label()), p.ndcg);
+                    let _ = write!(
+                        out,
+                        "    {:<8} {rank}; nDCG {:.3}",
+                        format!("{}:", p.ranker.label()),
+                        p.ndcg
+                    );
                     if !p.above.is_empty() {
                         let _ = write!(out, "; ranked above: {}", p.above.join(", "));
                     }

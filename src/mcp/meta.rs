@@ -14,13 +14,13 @@ use super::convert::{answer, failure, pretty, run_result};
 use super::page;
 use super::tools::COMMANDS;
 use crate::access::Scope;
+use crate::catalogue::{Meaning, Ranker};
 use crate::catalogue::{Snapshot, Tool, example};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
+use crate::limits::QUERY_MAX_CHARS;
 use crate::limits::{LIST_LIMIT_DEFAULT, LIST_LIMIT_RANGE, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
 use crate::registry::Entry;
-use crate::catalogue::{Meaning, Ranker};
-use crate::limits::QUERY_MAX_CHARS;
 use crate::search::QueryError;
 
 /// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
@@ -113,7 +113,10 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
     let vector = match meaning.ranker(snapshot).await {
         Ranker::Hybrid if query.len() <= QUERY_MAX_CHARS * 4 => {
             let (meaning, q) = (meaning.clone(), query.to_owned());
-            tokio::task::spawn_blocking(move || meaning.query(&q)).await.ok().flatten()
+            tokio::task::spawn_blocking(move || meaning.query(&q))
+                .await
+                .ok()
+                .flatten()
         }
         _ => None,
     };
@@ -165,7 +168,11 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
             })
         })
         .collect();
-    Ok(answer(true, text, json!({ "results": results, "ranker": ranker.label() })))
+    Ok(answer(
+        true,
+        text,
+        json!({ "results": results, "ranker": ranker.label() }),
+    ))
 }
 
 /// The answer to `{"command":"list"}` with no other argument, kept per snapshot: the

@@ -185,7 +185,14 @@ impl Builder {
 }
 
 /// Counts one occurrence of term `id` in field `i` of `doc`.
-fn count(lists: &mut [Vec<(u32, [u16; FIELDS])>], added: &mut usize, doc: u32, i: usize, id: u32, len: &mut [u32; FIELDS]) {
+fn count(
+    lists: &mut [Vec<(u32, [u16; FIELDS])>],
+    added: &mut usize,
+    doc: u32,
+    i: usize,
+    id: u32,
+    len: &mut [u32; FIELDS],
+) {
     len[i] += 1;
     let Some(list) = lists.get_mut(id as usize) else {
         return;

@@ -26,7 +26,9 @@ pub struct Vector {
 
 impl fmt::Debug for Vector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Vector").field("scale", &self.scale).finish_non_exhaustive()
+        f.debug_struct("Vector")
+            .field("scale", &self.scale)
+            .finish_non_exhaustive()
     }
 }
 

@@ -73,7 +73,11 @@ impl Span {
 
     /// `score` mapped into [0, 1]; 0 for every score of a flat list (no signal).
     fn unit(self, score: f32) -> f32 {
-        if self.width > 0.0 { (score - self.lo) / self.width } else { 0.0 }
+        if self.width > 0.0 {
+            (score - self.lo) / self.width
+        } else {
+            0.0
+        }
     }
 }
 
@@ -84,9 +88,24 @@ mod tests {
 
     fn index() -> Index {
         Index::build(&[
-            doc("env-validator", "Env validator", "Checks a .env file against a schema.", &["dotenv"]),
-            doc("hash-digest", "Hash digest", "Computes SHA-256 and MD5 digests of text.", &["sha256"]),
-            doc("uuid-tool", "UUID generator", "Generates random identifiers.", &["uuid"]),
+            doc(
+                "env-validator",
+                "Env validator",
+                "Checks a .env file against a schema.",
+                &["dotenv"],
+            ),
+            doc(
+                "hash-digest",
+                "Hash digest",
+                "Computes SHA-256 and MD5 digests of text.",
+                &["sha256"],
+            ),
+            doc(
+                "uuid-tool",
+                "UUID generator",
+                "Generates random identifiers.",
+                &["uuid"],
+            ),
         ])
     }
 
@@ -103,7 +122,10 @@ mod tests {
         // "digest" matches hash-digest only: lexical 1 there, 0 elsewhere.
         let hits = index.search_fused("digest", &[0.9, 0.5, 0.1], 3).unwrap();
         let score = |slug: &str| {
-            let d = ["env-validator", "hash-digest", "uuid-tool"].iter().position(|s| *s == slug).unwrap();
+            let d = ["env-validator", "hash-digest", "uuid-tool"]
+                .iter()
+                .position(|s| *s == slug)
+                .unwrap();
             hits.iter().find(|h| h.doc == d).map(|h| h.score)
         };
         // env: 0.2·0 + 0.8·1; hash: 0.2·1 + 0.8·0.5; uuid: below the floor, no word: out.
