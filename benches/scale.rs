@@ -9,7 +9,11 @@
 //!
 //! `cargo bench --bench scale`; `TOOLGATE_BENCH_BIN` measures another build,
 //! `TOOLGATE_SCALE_SIZES=1000,10000` other sizes (0 is the embedded catalogue),
-//! `TOOLGATE_SCALE_DIR` keeps the catalogue files there.
+//! `TOOLGATE_SCALE_DIR` keeps the catalogue files there. `TOOLGATE_SEARCH` and
+//! `TOOLGATE_EMBED_CACHE` are passed on (everything else is cleared): the default hybrid
+//! search embeds a catalogue's tools on a thread of its own once the first search has
+//! come, which costs the model's pages and a core while it runs; `TOOLGATE_SEARCH=lexical`
+//! measures the catalogue alone.
 
 #[path = "common/synthetic.rs"]
 mod synthetic;
@@ -129,6 +133,11 @@ impl Server {
             .stderr(Stdio::null());
         if let Some(path) = catalogue {
             cmd.env("TOOLGATE_CATALOGUE", path);
+        }
+        for name in ["TOOLGATE_SEARCH", "TOOLGATE_EMBED_CACHE"] {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
+            }
         }
         let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
