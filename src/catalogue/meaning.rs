@@ -186,6 +186,13 @@ impl Meaning {
             .spawn(move || {
                 let outcome = me.embed_snapshot(&snapshot);
                 me.set(&snapshot, outcome);
+                // The batches' activations and the cache's table are freed by now.
+                let before = super::store::resident_mb();
+                super::store::give_back_free_memory();
+                tracing::debug!(
+                    "catalogue embedded; resident {before} MB, {} MB after freeing the job's scratch",
+                    super::store::resident_mb()
+                );
             });
         if let Err(e) = spawned {
             tracing::warn!("search by meaning is off: no thread to embed the catalogue ({e})");

@@ -113,7 +113,7 @@ impl<'de> Visitor<'de> for ManifestVisitor<'_> {
             phrasings: phrasings.unwrap_or_default(),
             input_schema: input_schema.unwrap_or_else(manifest::empty_object_schema),
             output_schema: output_schema.flatten(),
-            annotations: annotations.flatten(),
+            annotations: annotations.flatten().map(|m| Json::from(&Value::Object(m))),
             examples: examples.unwrap_or_default(),
             runtime: runtime.flatten(),
             returns: returns.unwrap_or_default(),
@@ -301,6 +301,8 @@ mod tests {
             assert_eq!(fast.input_schema.text(), slow.input_schema.text(), "{text}");
             let texts = |m: &Manifest| m.output_schema.as_ref().map(|j| j.text().to_owned());
             assert_eq!(texts(&fast), texts(&slow), "{text}");
+            let notes = |m: &Manifest| m.annotations.as_ref().map(|j| j.text().to_owned());
+            assert_eq!(notes(&fast), notes(&slow), "{text}");
         }
     }
 
@@ -333,6 +335,10 @@ mod tests {
         check(r#"{"name": "no slug"}"#, false);
         check(r#"{"slug": "a", "tags": null}"#, false);
         check(r#"{"slug": "a", "runtime": "cobol"}"#, false);
+        // Annotations are an object or nothing, whichever reader reads them.
+        check(r#"{"slug": "a", "annotations": "read-only"}"#, false);
+        assert!(serde_json::from_str::<Manifest>(r#"{"slug": "a", "annotations": [true]}"#).is_err());
+        check(r#"{"slug": "a", "annotations": null}"#, true);
         check(r#"["a"]"#, false);
         check(r#"{"slug": "a"} 5"#, false);
     }

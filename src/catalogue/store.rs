@@ -328,13 +328,8 @@ fn build(
     problems.extend(refused);
     let snapshot = snapshot.with_extras(Arc::new(extras));
     let resident = resident_mb();
-    // The build's scratch (parsed documents, the index builders' parts) is freed by now
-    // but, in glibc's per-thread arenas, still resident: give it back to the system.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointers and only releases free memory.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    // The build's scratch (parsed documents, the index builders' parts) is freed by now.
+    give_back_free_memory();
     tracing::debug!(
         "catalogue built: {} tools in {} ms, search index ~{} MB; resident {} MB, {} MB after freeing the build's scratch",
         snapshot.tools().len(),
@@ -356,8 +351,19 @@ fn build(
     Ok(Arc::new(snapshot))
 }
 
+/// Hands the allocator's free memory back to the system. After a large job (a snapshot
+/// build, a catalogue's embedding) the freed scratch stays resident in glibc's per-thread
+/// arenas otherwise: measured at 10,000 tools, 46 MB → 51 MB without it after a build.
+pub(super) fn give_back_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointers and only releases free memory.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// The process's resident memory in MB (`VmRSS`), 0 where `/proc` cannot tell.
-fn resident_mb() -> u64 {
+pub(super) fn resident_mb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

@@ -169,7 +169,7 @@ pub fn describe(tool: &Tool) -> Definition {
     } else {
         m.name.clone()
     };
-    let mut annotations = m.annotations.clone().map(Value::Object).unwrap_or_else(|| json!({}));
+    let mut annotations = m.annotations.as_ref().map_or_else(|| json!({}), Json::value);
     if annotations.get("title").is_none() {
         annotations["title"] = json!(title);
     }

@@ -221,10 +221,8 @@ fn manifest(server: &str, slug: String, tool: &rmcp::model::Tool) -> Manifest {
         .annotations
         .as_ref()
         .and_then(|a| serde_json::to_value(a).ok())
-        .and_then(|v| match v {
-            Value::Object(map) => Some(map),
-            _ => None,
-        });
+        .filter(Value::is_object)
+        .map(|v| Json::from(&v));
     let name = tool
         .title
         .clone()
