@@ -16,6 +16,7 @@
 mod fused;
 pub use fused::{MEANING_FLOOR, W_LEXICAL};
 mod memory;
+mod strings;
 
 use super::budget::{Budget, OverBudget};
 use super::build::Builder;
@@ -23,6 +24,7 @@ use super::document::{Document, Indexable};
 use super::tokenize::{self, Analyzer};
 use super::typo::Typos;
 use crate::limits::QUERY_MAX_CHARS;
+use strings::Strings;
 
 /// The fields searched, in bit order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,11 +200,15 @@ pub struct Index {
     /// instead of strings.
     slug_rank: Vec<u32>,
     /// Sorted stems.
-    terms: Vec<String>,
+    terms: Strings,
     /// A surface word for each term, for `matched`.
-    surface: Vec<String>,
-    /// Per term, its postings sorted by document.
-    postings: Vec<Vec<Posting>>,
+    surface: Strings,
+    /// Every term's postings, sorted by document, one term after another in term order:
+    /// one allocation of exactly the postings, not a `Vec` per term (24 bytes of header
+    /// each, and each list's growth slack). Term `t`'s are `postings[starts[t]..starts[t + 1]]`.
+    postings: Vec<Posting>,
+    /// Where each term's postings start, and one past the last term's end.
+    starts: Vec<u32>,
     /// Per term, its idf.
     idf: Vec<f32>,
     /// Typo candidates over the distinct words.
@@ -244,32 +250,42 @@ impl Index {
             new_id[old as usize] = new as u32;
         }
         let k1 = tuning.k1;
-        let mut terms = Vec::with_capacity(order.len());
-        let mut surface = Vec::with_capacity(order.len());
-        let mut postings = Vec::with_capacity(order.len());
+        let bytes = |words: &[String]| words.iter().map(String::len).sum::<usize>();
+        let mut terms = Strings::with_capacity(order.len(), bytes(&builder.terms));
+        let mut surface = Strings::with_capacity(order.len(), bytes(&builder.surface));
+        let total: usize = builder.lists.iter().map(Vec::len).sum();
+        // The entry budget (at most 16 million) holds every posting, so offsets fit u32.
+        if u32::try_from(total).is_err() {
+            return Err(OverBudget::Entries {
+                limit: u32::MAX as usize,
+            });
+        }
+        let mut postings: Vec<Posting> = Vec::with_capacity(total);
+        let mut starts: Vec<u32> = Vec::with_capacity(order.len() + 1);
+        starts.push(0);
         let mut idf = Vec::with_capacity(order.len());
         for &old in &order {
             let old = old as usize;
-            terms.push(std::mem::take(&mut builder.terms[old]));
-            surface.push(std::mem::take(&mut builder.surface[old]));
-            let list: Vec<Posting> = std::mem::take(&mut builder.lists[old])
-                .into_iter()
-                .map(|(doc, counts)| {
-                    let len = &lengths[doc as usize];
-                    let mut impact = 0f32;
-                    let mut fields = 0u8;
-                    for i in 0..FIELDS {
-                        if counts[i] > 0 {
-                            fields |= 1 << i;
-                            let x = counts[i] as f32 / (1.0 - tuning.b[i] + tuning.b[i] * len[i] as f32 / avg[i]);
-                            impact += tuning.weight[i] * x * (k1 + 1.0) / (x + k1);
-                        }
+            terms.push(&std::mem::take(&mut builder.terms[old]));
+            surface.push(&std::mem::take(&mut builder.surface[old]));
+            let counted = std::mem::take(&mut builder.lists[old]);
+            let count = counted.len();
+            postings.extend(counted.into_iter().map(|(doc, counts)| {
+                let len = &lengths[doc as usize];
+                let mut impact = 0f32;
+                let mut fields = 0u8;
+                for i in 0..FIELDS {
+                    if counts[i] > 0 {
+                        fields |= 1 << i;
+                        let x = counts[i] as f32 / (1.0 - tuning.b[i] + tuning.b[i] * len[i] as f32 / avg[i]);
+                        impact += tuning.weight[i] * x * (k1 + 1.0) / (x + k1);
                     }
-                    Posting { doc, impact, fields }
-                })
-                .collect();
-            idf.push(bm25_idf(n, list.len() as f32));
-            postings.push(list);
+                }
+                Posting { doc, impact, fields }
+            }));
+            idf.push(bm25_idf(n, count as f32));
+            // Fits: `total` does (checked above).
+            starts.push(postings.len() as u32);
         }
         budget.check_time()?;
         let words = builder
@@ -293,6 +309,7 @@ impl Index {
             terms,
             surface,
             postings,
+            starts,
             idf,
             typos,
         })
@@ -344,7 +361,7 @@ impl Index {
                 // A posting that adds nothing (a field of weight 0, such as the slug
                 // beside a name) must not mark its document touched: a later word would
                 // mark it again, and it would be answered twice.
-                for p in self.postings[v.term as usize].iter().filter(|p| p.impact > 0.0) {
+                for p in self.postings_of(v.term).iter().filter(|p| p.impact > 0.0) {
                     let t = &mut total[p.doc as usize];
                     if *t == 0.0 {
                         touched.push(p.doc);
@@ -442,13 +459,13 @@ impl Index {
             } else {
                 raw
             };
-            let start = self.terms.partition_point(|term| term.as_str() < key);
+            let start = self.terms.partition_point(|term| term < key);
             let mut completions: Vec<u32> = (start..self.terms.len().min(start + PREFIX_SCAN))
-                .take_while(|&i| self.terms[i].starts_with(key))
-                .filter(|&i| self.terms[i] != stem)
+                .take_while(|&i| self.terms.get(i).starts_with(key))
+                .filter(|&i| self.terms.get(i) != stem)
                 .map(|i| i as u32)
                 .collect();
-            completions.sort_by_key(|&i| (self.terms[i as usize].len(), i));
+            completions.sort_by_key(|&i| (self.terms.get(i as usize).len(), i));
             for id in completions.into_iter().take(t.completions) {
                 push(&mut out, id, Kind::Prefix);
             }
@@ -469,10 +486,17 @@ impl Index {
     }
 
     fn term_id(&self, term: &str) -> Option<u32> {
-        self.terms
-            .binary_search_by(|t| t.as_str().cmp(term))
-            .ok()
-            .map(|i| i as u32)
+        let i = self.terms.partition_point(|t| t < term);
+        (i < self.terms.len() && self.terms.get(i) == term).then_some(i as u32)
+    }
+
+    /// Term `term`'s postings, sorted by document.
+    fn postings_of(&self, term: u32) -> &[Posting] {
+        let t = term as usize;
+        match (self.starts.get(t), self.starts.get(t + 1)) {
+            (Some(&a), Some(&b)) => self.postings.get(a as usize..b as usize).unwrap_or_default(),
+            _ => &[],
+        }
     }
 
     /// What matched in `doc`: per query word, its first variant found there.
@@ -480,7 +504,7 @@ impl Index {
         let mut out = Vec::new();
         for word in words {
             for v in &word.variants {
-                let list = &self.postings[v.term as usize];
+                let list = self.postings_of(v.term);
                 let Ok(i) = list.binary_search_by_key(&doc, |p| p.doc) else {
                     continue;
                 };
@@ -491,7 +515,7 @@ impl Index {
                     .collect();
                 let what = match v.kind {
                     Kind::Exact => word.raw.clone(),
-                    Kind::Prefix | Kind::Typo => format!("{}→{}", word.raw, self.surface[v.term as usize]),
+                    Kind::Prefix | Kind::Typo => format!("{}→{}", word.raw, self.surface.get(v.term as usize)),
                 };
                 out.push(format!("{what} ({})", fields.join(", ")));
                 break;

@@ -7,16 +7,12 @@ impl Index {
     /// rounds them to), for the debug line a snapshot build writes: the index is the
     /// largest part of a big catalogue's memory that no setting bounds.
     pub fn heap_bytes(&self) -> usize {
-        let strings = |v: &[String]| v.iter().map(|s| s.capacity() + size_of::<String>()).sum::<usize>();
-        strings(&self.terms)
-            + strings(&self.surface)
+        self.terms.heap_bytes()
+            + self.surface.heap_bytes()
             + self.slug_rank.capacity() * size_of::<u32>()
             + self.idf.capacity() * size_of::<f32>()
-            + self
-                .postings
-                .iter()
-                .map(|p| p.capacity() * size_of::<Posting>() + size_of::<Vec<Posting>>())
-                .sum::<usize>()
+            + self.postings.capacity() * size_of::<Posting>()
+            + self.starts.capacity() * size_of::<u32>()
             + self.typos.heap_bytes()
     }
 }
