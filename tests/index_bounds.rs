@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::util::{Gate, ScriptedApi, expect_error, manifest, structured};
+use crate::util::{Gate, ScriptedApi, expect_error, manifest, result_slugs as slugs, structured};
 
 /// Peak resident memory of a process, in kB (`VmHWM` of `/proc/PID/status`).
 fn peak_rss_kb(pid: u32) -> u64 {
@@ -16,15 +16,6 @@ fn peak_rss_kb(pid: u32) -> u64 {
 fn word(len: usize, seed: u8) -> String {
     (0..len)
         .map(|i| (b'a' + ((i * 7 + seed as usize) % 26) as u8) as char)
-        .collect()
-}
-
-fn slugs(result: &Value) -> Vec<String> {
-    result["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["slug"].as_str().unwrap().to_owned())
         .collect()
 }
 

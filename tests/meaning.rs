@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::util::{Gate, structured};
+use crate::util::{Gate, result_slugs as slugs, structured};
 
 /// Asked the way a user asks, sharing no word but "an" (a stop word) with base64-codec's
 /// slug, name, description, tags, phrasings or parameters.
@@ -15,15 +15,6 @@ async fn search(gate: &Gate, query: &str) -> Value {
     let r = gate.meta(json!({"command": "search", "query": query})).await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
     structured(&r).clone()
-}
-
-fn slugs(answer: &Value) -> Vec<String> {
-    answer["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["slug"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]
@@ -65,25 +56,26 @@ async fn a_request_sharing_no_word_with_its_tool_is_found_by_meaning_only() {
 async fn tool_vectors_are_cached_on_disk_and_a_restart_embeds_nothing() {
     let cache = tempfile::tempdir().unwrap();
     let dir = cache.path().to_str().unwrap();
-    let gate = Gate::start(&[("TOOLGATE_EMBED_CACHE", dir), ("TOOLGATE_DEBUG", "1")]).await;
-    assert_eq!(search(&gate, "encode text as base64").await["ranker"], "hybrid");
-    let stderr = gate.stop().await;
-    let line = stderr
-        .lines()
-        .find(|l| l.contains("search by meaning ready"))
-        .unwrap_or_else(|| panic!("{stderr}"));
+    let line = ready_line(dir).await;
     assert!(line.contains(", 0 from the cache"), "{line}");
     let files: Vec<_> = std::fs::read_dir(cache.path()).unwrap().collect();
     assert_eq!(files.len(), 1, "one file per model");
 
+    let line = ready_line(dir).await;
+    assert!(line.contains(" 0 texts embedded"), "all from the cache: {line}");
+}
+
+/// Runs a server with the vector cache in `dir`, searches once by meaning and returns its
+/// stderr line saying how the catalogue's vectors were made.
+async fn ready_line(dir: &str) -> String {
     let gate = Gate::start(&[("TOOLGATE_EMBED_CACHE", dir), ("TOOLGATE_DEBUG", "1")]).await;
     assert_eq!(search(&gate, "encode text as base64").await["ranker"], "hybrid");
     let stderr = gate.stop().await;
-    let line = stderr
+    stderr
         .lines()
         .find(|l| l.contains("search by meaning ready"))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    assert!(line.contains(" 0 texts embedded"), "all from the cache: {line}");
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .to_owned()
 }
 
 #[tokio::test]

@@ -191,6 +191,16 @@ pub fn structured(r: &CallToolResult) -> &Value {
     r.structured_content.as_ref().expect("structuredContent")
 }
 
+/// The slugs of a meta-tool `search` answer's results, best first.
+pub fn result_slugs(answer: &Value) -> Vec<String> {
+    answer["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|h| h["slug"].as_str().expect("slug").to_owned())
+        .collect()
+}
+
 /// The text of a result's first content block.
 pub fn text(r: &CallToolResult) -> String {
     r.content
