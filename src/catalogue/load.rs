@@ -180,14 +180,37 @@ pub fn dir(root: &Path) -> Result<Loaded, String> {
 /// A `{"tools": [manifest, ...], "resources": [...], "prompts": [...]}` file, each
 /// `source` holding code inline.
 pub fn file(path: &Path) -> Result<Loaded, String> {
-    let bytes = read_file(path)?;
-    from_file_bytes(&path.display().to_string(), &bytes)
+    let origin = path.display().to_string();
+    let bytes = read_opened(&origin, open_file(path)?)?;
+    from_file_bytes(&origin, &bytes)
 }
 
-/// The bytes of a catalogue file, read but not parsed: a server reads its file when it
-/// opens (a missing one stops it) and parses it in the build, after `initialize`.
-pub fn read_file(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("cannot read catalogue file {}: {e}", path.display()))
+/// Opens a catalogue file to read later (the server's build does, off its async workers):
+/// a missing or unreadable file, or a folder, is an error now.
+pub fn open_file(path: &Path) -> Result<std::fs::File, String> {
+    let fail = |e: &dyn std::fmt::Display| format!("cannot read catalogue file {}: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(|e| fail(&e))?;
+    match file.metadata() {
+        Ok(m) if m.is_dir() => Err(fail(&"it is a folder")),
+        Ok(_) => Ok(file),
+        Err(e) => Err(fail(&e)),
+    }
+}
+
+/// The whole content of a file [`open_file`] opened; `origin` names it in an error.
+pub fn read_opened(origin: &str, mut file: std::fs::File) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| usize::try_from(m.len()).unwrap_or(0)));
+    file.read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read catalogue file {origin}: {e}"))?;
+    Ok(bytes)
+}
+
+/// Checks that a catalogue folder can be listed, so a wrong path stops the server at start;
+/// [`dir`] reads it later.
+pub fn check_dir(root: &Path) -> Result<std::path::PathBuf, String> {
+    std::fs::read_dir(root).map_err(|e| format!("cannot read catalogue folder {}: {e}", root.display()))?;
+    Ok(root.to_owned())
 }
 
 /// A catalogue file's content, read from `origin`, as [`file`] reads it.
