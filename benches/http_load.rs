@@ -9,62 +9,18 @@
 //! any of `ping,tool,js` — and `TOOLGATE_BENCH_BIN` the binary). The
 //! load runs on the same cores as the server: on a 2-core machine it takes about half.
 
-use std::process::Stdio;
+#[path = "common/http.rs"]
+mod http;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use http::{Session, program, rss_mib, start};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
-
-fn program() -> String {
-    std::env::var("TOOLGATE_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolgate").to_owned())
-}
 
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-async fn start() -> Option<(Child, String)> {
-    let mut child = Command::new(program())
-        .args(["--http", "127.0.0.1:0"])
-        .env_clear()
-        .env("TOOLGATE_RUNTIMES", "js")
-        .env("TOOLGATE_HTTP_MAX_SESSIONS", "1024")
-        // One client is every caller here: lift the per-principal limits, so the
-        // figures measure the server, not its rate limits.
-        .env("TOOLGATE_REQUESTS_PER_MINUTE", "1000000000")
-        .env("TOOLGATE_ANONYMOUS_PER_MINUTE", "1000000000")
-        .env("TOOLGATE_PRINCIPAL_CONCURRENT_RUNS", "100000")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| eprintln!("cannot start {}: {e}", program()))
-        .ok()?;
-    let mut lines = BufReader::new(child.stderr.take()?).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(url) = line.split(" at ").nth(1).filter(|u| u.starts_with("http://")) {
-            let url = url.trim().to_owned();
-            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-            return Some((child, url));
-        }
-    }
-    eprintln!("the gateway did not announce its address");
-    None
-}
-
-/// The server's resident set, in MiB.
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
 }
 
 /// CPU seconds used so far by the server itself, and by its children (reaped ones, as
@@ -100,62 +56,6 @@ fn cpu_seconds(pid: u32) -> (f64, f64) {
         }
     }
     (server, children)
-}
-
-struct Session {
-    http: reqwest::Client,
-    url: String,
-    id: String,
-    next: u64,
-}
-
-impl Session {
-    async fn open(http: reqwest::Client, url: &str) -> Option<Session> {
-        let mut session = Session {
-            http,
-            url: url.to_owned(),
-            id: String::new(),
-            next: 1,
-        };
-        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "load", "version": "1"}});
-        let response = session.send("initialize", init).await?;
-        session.id = response.0?;
-        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        session.post(&note).await.ok()?;
-        Some(session)
-    }
-
-    async fn post(&self, body: &Value) -> reqwest::Result<reqwest::Response> {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .json(body);
-        if !self.id.is_empty() {
-            request = request.header("mcp-session-id", &self.id);
-        }
-        request.send().await
-    }
-
-    /// Sends one request; the session id the server named, and whether an answer came.
-    async fn send(&mut self, method: &str, params: Value) -> Option<(Option<String>, bool)> {
-        let id = self.next;
-        self.next += 1;
-        let response = self
-            .post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await
-            .ok()?;
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let body = response.text().await.ok()?;
-        let answered = body.contains(&format!("\"id\":{id}")) && !body.contains("\"isError\":true");
-        Some((session, answered))
-    }
 }
 
 /// Runs `sessions` sessions calling `method`/`params` back to back for `seconds`.
@@ -234,7 +134,9 @@ fn main() {
     let seconds = setting("TOOLGATE_LOAD_SECONDS", 60);
     let sessions = usize::try_from(setting("TOOLGATE_LOAD_SESSIONS", 64)).unwrap_or(64);
     runtime.block_on(async {
-        let Some((child, url)) = start().await else { return };
+        let Some((child, url)) = start(&[("TOOLGATE_RUNTIMES", "js".to_owned())]).await else {
+            return;
+        };
         let Some(pid) = child.id() else { return };
         println!("{sessions} sessions, {seconds} s per call, {}", program());
         println!(

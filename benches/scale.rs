@@ -49,7 +49,7 @@ fn main() {
             None
         } else {
             let path = dir.join(format!("catalogue-{n}.json"));
-            if let Err(e) = write_catalogue(&path, n) {
+            if let Err(e) = synthetic::write_file(&path, n) {
                 eprintln!("cannot write {}: {e}", path.display());
                 return;
             }
@@ -85,35 +85,6 @@ struct Row {
     meta_list_bytes: usize,
     p50: Duration,
     p99: Duration,
-}
-
-/// A synthetic catalogue of `n` tools as a catalogue file: each tool a JavaScript tool
-/// whose input schema declares its parameters (typed, described, the first required).
-fn write_catalogue(path: &Path, n: usize) -> std::io::Result<()> {
-    let tools: Vec<Value> = synthetic::catalogue(n)
-        .into_iter()
-        .map(|d| {
-            let properties: serde_json::Map<String, Value> = d
-                .params
-                .iter()
-                .map(|(name, doc)| (name.clone(), json!({"type": "string", "description": doc, "maxLength": 10_000})))
-                .collect();
-            let first = d.params.first().map(|p| p.0.clone());
-            json!({
-                "slug": d.slug,
-                "name": d.name,
-                "description": d.description,
-                "category": d.category,
-                "tags": d.tags,
-                "input_schema": {"type": "object", "properties": properties, "required": first.into_iter().collect::<Vec<_>>(), "additionalProperties": false},
-                "annotations": {"readOnlyHint": true},
-                "runtime": "javascript",
-                "source": "function run(params) { return params; }",
-            })
-        })
-        .collect();
-    let bytes = serde_json::to_vec(&json!({ "tools": tools })).map_err(std::io::Error::other)?;
-    std::fs::write(path, bytes)
 }
 
 /// The server as a child, spoken to in JSON-RPC lines.

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use serde_json::{Value, json};
 use toolgate::search::Document;
 
 const VERBS: &[&str] = &[
@@ -220,4 +221,33 @@ fn typo(word: &str) -> String {
         chars.swap(mid - 1, mid);
     }
     chars.into_iter().collect()
+}
+
+/// A synthetic catalogue of `n` tools as a catalogue file: each tool a JavaScript tool
+/// whose input schema declares its parameters (typed, described, the first required).
+pub fn write_file(path: &std::path::Path, n: usize) -> std::io::Result<()> {
+    let tools: Vec<Value> = catalogue(n)
+        .into_iter()
+        .map(|d| {
+            let properties: serde_json::Map<String, Value> = d
+                .params
+                .iter()
+                .map(|(name, doc)| (name.clone(), json!({"type": "string", "description": doc, "maxLength": 10_000})))
+                .collect();
+            let first = d.params.first().map(|p| p.0.clone());
+            json!({
+                "slug": d.slug,
+                "name": d.name,
+                "description": d.description,
+                "category": d.category,
+                "tags": d.tags,
+                "input_schema": {"type": "object", "properties": properties, "required": first.into_iter().collect::<Vec<_>>(), "additionalProperties": false},
+                "annotations": {"readOnlyHint": true},
+                "runtime": "javascript",
+                "source": "function run(params) { return params; }",
+            })
+        })
+        .collect();
+    let bytes = serde_json::to_vec(&json!({ "tools": tools })).map_err(std::io::Error::other)?;
+    std::fs::write(path, bytes)
 }

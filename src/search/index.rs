@@ -17,6 +17,7 @@ mod fused;
 pub use fused::{MEANING_FLOOR, W_LEXICAL};
 mod memory;
 mod strings;
+mod topk;
 
 use super::budget::{Budget, OverBudget};
 use super::build::Builder;
@@ -155,8 +156,6 @@ struct Scored {
     words: Vec<QueryWord>,
     /// Per document, its score (zero where nothing matched).
     total: Vec<f32>,
-    /// The documents with a posting of some query word, in the order first met.
-    touched: Vec<u32>,
 }
 
 #[derive(Debug)]
@@ -211,6 +210,9 @@ pub struct Index {
     starts: Vec<u32>,
     /// Per term, its idf.
     idf: Vec<f32>,
+    /// Per term, its largest impact on one document: with the idf, the most the term can
+    /// add to a score, which lets a search skip documents that cannot reach the answer.
+    peak: Vec<f32>,
     /// Typo candidates over the distinct words.
     typos: Typos,
 }
@@ -264,6 +266,7 @@ impl Index {
         let mut starts: Vec<u32> = Vec::with_capacity(order.len() + 1);
         starts.push(0);
         let mut idf = Vec::with_capacity(order.len());
+        let mut peak = Vec::with_capacity(order.len());
         for &old in &order {
             let old = old as usize;
             terms.push(&std::mem::take(&mut builder.terms[old]));
@@ -284,6 +287,8 @@ impl Index {
                 Posting { doc, impact, fields }
             }));
             idf.push(bm25_idf(n, count as f32));
+            let added = &postings[postings.len() - count..];
+            peak.push(added.iter().map(|p| p.impact).fold(0f32, f32::max));
             // Fits: `total` does (checked above).
             starts.push(postings.len() as u32);
         }
@@ -311,6 +316,7 @@ impl Index {
             postings,
             starts,
             idf,
+            peak,
             typos,
         })
     }
@@ -327,21 +333,24 @@ impl Index {
 
     /// The best `limit` documents for `query`, best first, ties by slug. A query longer
     /// than [`QUERY_MAX_CHARS`] characters is refused before it is read.
+    /// Large lists are pruned (`topk.rs`): the answer is the same.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, QueryError> {
-        let scored = self.score(query)?;
-        let mut ranked: Vec<(f32, u32)> = scored
-            .touched
-            .iter()
-            .map(|&d| (scored.total[d as usize], d))
-            .filter(|(s, _)| *s > 0.0)
-            .collect();
+        let words = self.checked_words(query)?;
+        let mut ranked = match self.candidates(&words, limit) {
+            Some(ranked) => ranked,
+            None => {
+                let (total, touched) = self.add_up(&words);
+                touched.iter().map(|&d| (total[d as usize], d)).collect()
+            }
+        };
+        ranked.retain(|(s, _)| *s > 0.0);
         self.top(&mut ranked, limit);
         Ok(ranked
             .into_iter()
             .map(|(score, doc)| Hit {
                 doc: doc as usize,
                 score,
-                matched: self.explain(doc, &scored.words),
+                matched: self.explain(doc, &words),
             })
             .collect())
     }
@@ -349,14 +358,26 @@ impl Index {
     /// Every document's lexical score for `query` (zero where nothing matched), with the
     /// documents touched and the query's words.
     fn score(&self, query: &str) -> Result<Scored, QueryError> {
+        let words = self.checked_words(query)?;
+        let (total, _) = self.add_up(&words);
+        Ok(Scored { words, total })
+    }
+
+    /// The query's words, or why it cannot be run.
+    fn checked_words(&self, query: &str) -> Result<Vec<QueryWord>, QueryError> {
         // Bytes first: no character count of a huge string when its size already says.
         if query.len() > QUERY_MAX_CHARS && query.chars().nth(QUERY_MAX_CHARS).is_some() {
             return Err(QueryError::TooLong { max: QUERY_MAX_CHARS });
         }
-        let words = self.query_words(query)?;
+        self.query_words(query)
+    }
+
+    /// Every posting of `words` added up: each document's score, and the documents met
+    /// in the order first met.
+    fn add_up(&self, words: &[QueryWord]) -> (Vec<f32>, Vec<u32>) {
         let mut total = vec![0f32; self.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for word in &words {
+        for word in words {
             for v in &word.variants {
                 // A posting that adds nothing (a field of weight 0, such as the slug
                 // beside a name) must not mark its document touched: a later word would
@@ -370,7 +391,7 @@ impl Index {
                 }
             }
         }
-        Ok(Scored { words, total, touched })
+        (total, touched)
     }
 
     /// Keeps the best `limit` of `ranked`, sorted best first, ties by slug.

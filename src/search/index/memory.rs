@@ -11,6 +11,7 @@ impl Index {
             + self.surface.heap_bytes()
             + self.slug_rank.capacity() * size_of::<u32>()
             + self.idf.capacity() * size_of::<f32>()
+            + self.peak.capacity() * size_of::<f32>()
             + self.postings.capacity() * size_of::<Posting>()
             + self.starts.capacity() * size_of::<u32>()
             + self.typos.heap_bytes()
