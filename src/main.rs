@@ -108,7 +108,8 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
                 None => config.choose_source(source.as_deref())?,
             }
             let access = access(&config, &listen).await?;
-            let gateway = gateway(&config, true, None, Some(access.limiter()))?;
+            let gateway = gateway(&config, None, Some(access.limiter()))?;
+            gateway.prewarm();
             toolgate::operator::serve(gateway, &listen, config.connections, access, terminated()).await
         }
         Some(Command::Keys { .. }) => Ok(()),
@@ -128,7 +129,7 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             config.choose_source(source.as_deref())?;
             let text =
                 std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
-            let gateway = gateway(&config, false, None, None)?;
+            let gateway = gateway(&config, None, None)?;
             let snapshot = gateway.snapshot().await.map_err(|e| e.to_string())?;
             let meaning = match gateway.meaning().settled(&snapshot).await {
                 toolgate::catalogue::Ranker::Hybrid => Some(&**gateway.meaning()),
@@ -186,7 +187,13 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
                     Some(upstreams)
                 }
             };
-            let gateway = gateway(&config, true, upstreams.clone(), access.as_ref().map(|a| a.limiter()))?;
+            let gateway = gateway(&config, upstreams.clone(), access.as_ref().map(|a| a.limiter()))?;
+            // Over stdio the workers start once `initialize` is answered (see
+            // `transport::stdio`): on 2 cores, two workers starting beside it held its
+            // answer. An HTTP server answers no one before it listens.
+            if config.http.is_some() {
+                gateway.prewarm();
+            }
             let handler = Handler::new(
                 gateway.clone(),
                 config.name.clone(),
@@ -302,11 +309,10 @@ async fn access(config: &Config, listen: &str) -> Result<toolgate::access::Acces
 }
 
 /// The gateway `config` describes, with `upstreams` joined to its catalogue and runs
-/// admitted through `limiter` (an HTTP server's); `serving` starts the idle JavaScript
-/// workers now.
+/// admitted through `limiter` (an HTTP server's). A server starts its idle JavaScript
+/// workers itself (`Gateway::prewarm`), when they no longer compete with its start.
 fn gateway(
     config: &Config,
-    serving: bool,
     upstreams: Option<Arc<Upstreams>>,
     limiter: Option<Arc<toolgate::access::Limiter>>,
 ) -> Result<Arc<Gateway>, String> {
@@ -342,9 +348,6 @@ fn gateway(
     let worker = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     let exec =
         Executor::new(config.execution, &config.limits, nyxilum, worker).with_fetch_allow(config.fetch_allow.clone());
-    if serving {
-        exec.prewarm();
-    }
     let builtins = Builtins::new(config.runtimes, &config.limits);
     let mut gateway = Gateway::new(store, exec, builtins, config.limits.clone())
         .with_meaning(Arc::new(Meaning::new(config.search.clone())));

@@ -118,6 +118,12 @@ impl Gateway {
         self.store.prepare().await;
     }
 
+    /// Starts the idle JavaScript workers in the background, so the first call does not
+    /// wait for one. Must be called inside a tokio runtime.
+    pub fn prewarm(&self) {
+        self.exec.prewarm();
+    }
+
     /// The limits in force, for descriptions that state them.
     pub fn limits(&self) -> &Limits {
         &self.limits

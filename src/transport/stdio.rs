@@ -15,9 +15,11 @@ use crate::limits::{SHUTDOWN_GRACE, STDIO_ID_SEARCH_BYTES, STDIO_LINE_BYTES};
 use crate::mcp::Handler;
 
 /// Serves `handler` until the client closes stdin. The catalogue is built while the
-/// client's `initialize` is answered, not before.
+/// client's `initialize` is answered, not before; the idle JavaScript workers start once
+/// it is answered.
 pub async fn serve(handler: Handler) -> Result<(), String> {
     let gateway = handler.gateway();
+    let workers = gateway.clone();
     tokio::spawn(async move { gateway.prepare().await });
     let (read, write) = rmcp::transport::io::stdio_pipes();
     let ended = CancellationToken::new();
@@ -27,6 +29,7 @@ pub async fn serve(handler: Handler) -> Result<(), String> {
         .serve_with_ct(transport, session.clone())
         .await
         .map_err(|e| format!("MCP session failed to start: {e}"))?;
+    workers.prewarm();
     let waiting = service.waiting();
     tokio::pin!(waiting);
     let finished = tokio::select! {
