@@ -14,49 +14,23 @@
 //! changes it, `TOOLGATE_LOAD_CONNECTIONS` the connection count, `TOOLGATE_BENCH_BIN`
 //! the binary, so an older build can be measured the same way).
 
-use std::process::Stdio;
+#[path = "common/http.rs"]
+mod http;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
 
-fn program() -> String {
-    std::env::var("TOOLGATE_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolgate").to_owned())
-}
+use http::{program, setting};
 
-fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-async fn start() -> Option<(Child, String)> {
-    let mut child = Command::new(program())
-        .args(["catalogue", "serve", "--listen", "127.0.0.1:0"])
-        .env_clear()
-        // One client is every caller here: lift the per-principal limits, so the
-        // figures measure the server, not its rate limits.
-        .env("TOOLGATE_REQUESTS_PER_MINUTE", "1000000000")
-        .env("TOOLGATE_ANONYMOUS_PER_MINUTE", "1000000000")
-        .env("TOOLGATE_PRINCIPAL_CONCURRENT_RUNS", "100000")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| eprintln!("cannot start {}: {e}", program()))
-        .ok()?;
-    let mut lines = BufReader::new(child.stderr.take()?).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(rest) = line.split(" at http://").nth(1) {
-            let addr = rest.trim().trim_end_matches("/api").to_owned();
-            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-            return Some((child, addr));
-        }
-    }
-    eprintln!("catalogue serve did not announce its address");
-    None
+/// `catalogue serve` on a free port; the child and the address (`host:port`) it serves.
+async fn start() -> Option<(tokio::process::Child, String)> {
+    let (child, url) = http::start_with(&["catalogue", "serve", "--listen", "127.0.0.1:0"], &[]).await?;
+    let addr = url.trim_start_matches("http://").trim_end_matches("/api").to_owned();
+    Some((child, addr))
 }
 
 /// CPU seconds the process has used (user + system).

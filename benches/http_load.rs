@@ -16,12 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use http::{Session, program, rss_mib, start};
+use http::{Session, program, rss_mib, setting, start};
 use serde_json::{Value, json};
-
-fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 /// CPU seconds used so far by the server itself, and by its children (reaped ones, as
 /// the kernel adds them to the server, plus live descendants: the JavaScript workers).

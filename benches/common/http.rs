@@ -15,13 +15,24 @@ pub fn program() -> String {
     std::env::var("TOOLGATE_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolgate").to_owned())
 }
 
-/// Starts the gateway over HTTP on a free port with a clean environment plus `env`, and
-/// with the per-principal limits lifted (one process is every caller here, so the figures
-/// measure the server, not its rate limits); the child and its URL.
+/// A numeric setting from the environment, or `default`.
+pub fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Starts the gateway over HTTP on a free port with a clean environment plus `env`;
+/// the child and its MCP URL. See [`start_with`].
 pub async fn start(env: &[(&str, String)]) -> Option<(Child, String)> {
+    start_with(&["--http", "127.0.0.1:0"], env).await
+}
+
+/// Starts the binary with `args` (a server on port 0), a clean environment plus `env`,
+/// and the per-principal limits lifted (one process is every caller here, so the figures
+/// measure the server, not its rate limits); the child and the URL it announced on stderr.
+pub async fn start_with(args: &[&str], env: &[(&str, String)]) -> Option<(Child, String)> {
     let mut command = Command::new(program());
     command
-        .args(["--http", "127.0.0.1:0"])
+        .args(args)
         .env_clear()
         .env("TOOLGATE_HTTP_MAX_SESSIONS", "1024")
         .env("TOOLGATE_REQUESTS_PER_MINUTE", "1000000000")
@@ -46,7 +57,7 @@ pub async fn start(env: &[(&str, String)]) -> Option<(Child, String)> {
             return Some((child, url));
         }
     }
-    eprintln!("the gateway did not announce its address");
+    eprintln!("{} did not announce its address", program());
     None
 }
 
