@@ -30,38 +30,17 @@ const ROUNDS: usize = 3;
 
 fn main() {
     let program = std::env::var("TOOLGATE_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolgate").to_owned());
-    let sizes: Vec<usize> = std::env::var("TOOLGATE_SCALE_SIZES")
-        .ok()
-        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![0, 1_000, 10_000, 100_000]);
-    let Ok(temp) = tempfile::tempdir() else {
-        eprintln!("cannot make a temp folder");
-        return;
+    let (_temp, catalogues) = match synthetic::scale_files(&[0, 1_000, 10_000, 100_000]) {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("{e}");
+            return;
+        }
     };
-    // TOOLGATE_SCALE_DIR keeps the catalogues, to profile the server on them.
-    let dir = std::env::var_os("TOOLGATE_SCALE_DIR").map_or_else(|| temp.path().to_owned(), Into::into);
     println!(
         "| tools | initialize | first search | RSS after it | tools/list page | meta list page | search p50 / p99 |"
     );
     println!("|---|---|---|---|---|---|---|");
-    // Every catalogue file is written (and flushed to disk) before any server starts, so
-    // no measurement pays for the kernel writing back the bench's own 65 MB.
-    let mut catalogues = Vec::new();
-    for &n in &sizes {
-        if n == 0 {
-            catalogues.push((n, None));
-            continue;
-        }
-        let path = dir.join(format!("catalogue-{n}.json"));
-        let written = synthetic::write_file(&path, n)
-            .and_then(|()| std::fs::File::open(&path))
-            .and_then(|f| f.sync_all());
-        if let Err(e) = written {
-            eprintln!("cannot write {}: {e}", path.display());
-            return;
-        }
-        catalogues.push((n, Some(path)));
-    }
     for (n, catalogue) in catalogues {
         match measure(&program, catalogue.as_deref()) {
             Ok(row) => println!(

@@ -31,34 +31,22 @@ const ROUNDS: usize = 3;
 
 fn main() {
     let Some(runtime) = runtime::two_workers() else { return };
-    let sizes: Vec<usize> = std::env::var("TOOLGATE_SCALE_SIZES")
-        .ok()
-        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![100_000]);
     let callers: usize = std::env::var("TOOLGATE_LOAD_SESSIONS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
-    let Ok(temp) = tempfile::tempdir() else {
-        eprintln!("cannot make a temp folder");
-        return;
+    let (_temp, catalogues) = match synthetic::scale_files(&[100_000]) {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("{e}");
+            return;
+        }
     };
-    let dir = std::env::var_os("TOOLGATE_SCALE_DIR").map_or_else(|| temp.path().to_owned(), Into::into);
     println!(
         "| tools | sessions running calls | their calls/s | search p50 / p99 alone | search p50 / p99 under load |"
     );
     println!("|---|---|---|---|---|");
-    for n in sizes {
-        let catalogue = if n == 0 {
-            None
-        } else {
-            let path = dir.join(format!("catalogue-{n}.json"));
-            if let Err(e) = synthetic::write_file(&path, n) {
-                eprintln!("cannot write {}: {e}", path.display());
-                return;
-            }
-            Some(path)
-        };
+    for (n, catalogue) in catalogues {
         match runtime.block_on(measure(n, catalogue.as_deref(), callers)) {
             Ok(row) => println!(
                 "| {} | {callers} | {:.0} | {:.3} / {:.3} ms | {:.3} / {:.3} ms |",

@@ -251,3 +251,34 @@ pub fn write_file(path: &std::path::Path, n: usize) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(&json!({ "tools": tools })).map_err(std::io::Error::other)?;
     std::fs::write(path, bytes)
 }
+
+/// A catalogue size and its file (`None`: the embedded catalogue).
+pub type ScaleFile = (usize, Option<std::path::PathBuf>);
+
+/// The catalogues a scale bench measures: the sizes in `TOOLGATE_SCALE_SIZES`
+/// (comma-separated; 0 is the embedded catalogue, which has no file), else `default`,
+/// each written by [`write_file`] into `TOOLGATE_SCALE_DIR` (kept, to profile a server on
+/// them) or a temp folder the returned guard keeps. Every file is flushed to disk before
+/// this returns, so no measurement pays for the kernel writing back the bench's own 65 MB.
+pub fn scale_files(default: &[usize]) -> Result<(tempfile::TempDir, Vec<ScaleFile>), String> {
+    let sizes: Vec<usize> = std::env::var("TOOLGATE_SCALE_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec());
+    let temp = tempfile::tempdir().map_err(|e| format!("cannot make a temp folder: {e}"))?;
+    let dir = std::env::var_os("TOOLGATE_SCALE_DIR").map_or_else(|| temp.path().to_owned(), Into::into);
+    let mut files = Vec::new();
+    for n in sizes {
+        if n == 0 {
+            files.push((n, None));
+            continue;
+        }
+        let path = dir.join(format!("catalogue-{n}.json"));
+        write_file(&path, n)
+            .and_then(|()| std::fs::File::open(&path))
+            .and_then(|f| f.sync_all())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        files.push((n, Some(path)));
+    }
+    Ok((temp, files))
+}
