@@ -95,9 +95,9 @@ struct Http {
 
 impl Store {
     /// Opens a source. Local sources are checked now (a missing file or folder is an
-    /// error), then read and built off the async workers (`prepare` starts it); an HTTP catalogue is fetched on first use, so a server starts even
-    /// while its API is down. No resource or prompt of the catalogue may take what
-    /// `reserved` names.
+    /// error), then read and built off the async workers on first use (`prepare` starts
+    /// it); an HTTP catalogue is fetched on first use, so a server starts even while its
+    /// API is down. No resource or prompt of the catalogue may take what `reserved` names.
     /// `ttl` is the lifetime of an HTTP catalogue, `validators` how many compiled input
     /// schemas are kept.
     pub fn open(

@@ -356,7 +356,7 @@ impl Index {
     }
 
     /// Every document's lexical score for `query` (zero where nothing matched), with the
-    /// documents touched and the query's words.
+    /// query's words.
     fn score(&self, query: &str) -> Result<Scored, QueryError> {
         let words = self.checked_words(query)?;
         let (total, _) = self.add_up(&words);
