@@ -31,10 +31,7 @@ const ROUNDS: usize = 3;
 
 fn main() {
     let Some(runtime) = runtime::two_workers() else { return };
-    let callers: usize = std::env::var("TOOLGATE_LOAD_SESSIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
+    let callers = usize::try_from(http::setting("TOOLGATE_LOAD_SESSIONS", 1)).unwrap_or(1);
     let (_temp, catalogues) = match synthetic::scale_files(&[100_000]) {
         Ok(files) => files,
         Err(e) => {

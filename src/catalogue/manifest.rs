@@ -92,7 +92,12 @@ pub struct Manifest {
 /// its compact text.
 pub(super) fn object_json<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Json>, D::Error> {
     let map = Option::<Map<String, Value>>::deserialize(deserializer)?;
-    Ok(map.map(|m| Json::from(&Value::Object(m))))
+    Ok(map.map(object_text))
+}
+
+/// A JSON object as the compact text a manifest holds it in (both manifest readers).
+pub(super) fn object_text(map: Map<String, Value>) -> Json {
+    Json::from(&Value::Object(map))
 }
 
 /// The input schema of a manifest that gives none: an object with no properties.

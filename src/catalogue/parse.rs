@@ -113,7 +113,7 @@ impl<'de> Visitor<'de> for ManifestVisitor<'_> {
             phrasings: phrasings.unwrap_or_default(),
             input_schema: input_schema.unwrap_or_else(manifest::empty_object_schema),
             output_schema: output_schema.flatten(),
-            annotations: annotations.flatten().map(|m| Json::from(&Value::Object(m))),
+            annotations: annotations.flatten().map(manifest::object_text),
             examples: examples.unwrap_or_default(),
             runtime: runtime.flatten(),
             returns: returns.unwrap_or_default(),
