@@ -41,6 +41,7 @@ mod sandbox_leaks;
 mod search;
 mod shell;
 mod source_naming;
+mod startup_layout;
 mod stdout_purity;
 mod terminal;
 mod tool_client;
