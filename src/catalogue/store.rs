@@ -254,6 +254,11 @@ impl Store {
                                 status: 502,
                                 message: format!("the tool list from {base} is unusable: {e}"),
                             })?;
+                            // The list's text is read by now: freed before the build gives the
+                            // scratch back, it goes back too (at 100,000 tools a 60 MB list
+                            // freed after the trim left 236 MB resident instead of 191 in
+                            // two runs of seven).
+                            drop(body);
                             build(
                                 &reported,
                                 &reserved,
