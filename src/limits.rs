@@ -604,6 +604,10 @@ pub const UPSTREAM_LIST_TIMEOUT: Duration = Duration::from_secs(10);
 /// oldest go first.
 pub const UPSTREAM_EARLY_PROGRESS: usize = 64;
 
+/// Ended upstream calls whose progress token still routes late progress to their caller
+/// (progress sent before an answer may be handled after it); the oldest go first.
+pub const UPSTREAM_ENDED_ROUTES: usize = 64;
+
 /// Tools kept from one upstream (after its `tools` filter); more are left out with a
 /// note, so one server cannot flood the catalogue and its index.
 pub const UPSTREAM_TOOLS: usize = 2_000;
