@@ -599,14 +599,15 @@ pub const UPSTREAM_LIST_PAGES: usize = 100;
 /// nothing to that list (a warning says so) rather than holding the client's.
 pub const UPSTREAM_LIST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Progress notifications of an upstream kept while no call has claimed their token yet
-/// (one can arrive before rmcp hands back the token of the request it belongs to); the
-/// oldest go first.
-pub const UPSTREAM_EARLY_PROGRESS: usize = 64;
+/// Progress and log notifications of one upstream read but not yet passed on to the
+/// client; one that finds this many waiting is dropped (the connection is read without
+/// waiting for the client).
+pub const UPSTREAM_NOTIFICATIONS_QUEUED: usize = 1024;
 
-/// Ended upstream calls whose progress token still routes late progress to their caller
-/// (progress sent before an answer may be handled after it); the oldest go first.
-pub const UPSTREAM_ENDED_ROUTES: usize = 64;
+/// The longest an upstream call's answer waits for the progress the upstream sent before
+/// it to be passed on (each notification is handled on a task of its own, so the answer
+/// can get ahead of it); past this the answer goes out and late progress is dropped.
+pub const UPSTREAM_PROGRESS_SETTLE: Duration = Duration::from_secs(1);
 
 /// Tools kept from one upstream (after its `tools` filter); more are left out with a
 /// note, so one server cannot flood the catalogue and its index.

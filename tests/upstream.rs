@@ -268,6 +268,52 @@ async fn an_agent_searches_the_catalogue_and_two_upstreams_and_runs_one_batch_ac
     up.gate.stop().await;
 }
 
+#[tokio::test]
+async fn upstream_progress_reaches_the_client_whole_in_order_and_before_the_answer() {
+    // The upstream reports 50 ticks back to back and answers at once: its last ticks and
+    // its answer reach toolgate together, which is when one could overtake the other
+    // (rmcp handles each notification on a task of its own). Progress after the answer
+    // breaks the spec ("MUST stop after completion"); progress dropped is lost.
+    const TICKS: usize = 50;
+    let state = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {"py": py_server(state.path())}}).to_string(),
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let call = json!({"method": "tools/call", "params": {
+        "name": "py__ticks", "arguments": {"count": TICKS}, "_meta": {"progressToken": "mine"}
+    }});
+    let (lines, stderr) = crate::util::raw_exchange(&[("TOOLGATE_UPSTREAMS", file.as_str())], &[call]).await;
+    let answer = lines
+        .iter()
+        .position(|l| l["id"] == 1)
+        .unwrap_or_else(|| panic!("{lines:?}\n{stderr}"));
+    assert!(text_of(&lines[answer]).contains("done"), "{}", lines[answer]);
+    let ticks = |range: &[Value]| -> Vec<f64> {
+        range
+            .iter()
+            .filter(|l| l["method"] == "notifications/progress")
+            .map(|l| {
+                assert_eq!(l["params"]["progressToken"], "mine", "{l}");
+                l["params"]["progress"].as_f64().unwrap()
+            })
+            .collect()
+    };
+    let before = ticks(&lines[..answer]);
+    let expected: Vec<f64> = (1..=TICKS).map(|i| i as f64).collect();
+    assert_eq!(before, expected, "every tick, in order, before the answer");
+    assert_eq!(ticks(&lines[answer..]), Vec::<f64>::new(), "none after the answer");
+}
+
+/// The text of a raw `tools/call` answer's content.
+fn text_of(answer: &Value) -> String {
+    answer["result"]["content"].to_string()
+}
+
 /// A client that declares sampling and answers every sampling request with one reply,
 /// keeping what it was asked.
 struct Sampler {

@@ -22,6 +22,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::ordered::Ordered;
 use super::relay::{Caller, Relay};
 use super::settings::{Server, Transport};
 use crate::error::Error;
@@ -134,10 +135,13 @@ impl Link {
             .map_err(|e| self.lost(e))?;
         let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
         if let Some(routed) = &routed {
-            routed.sent(handle.progress_token.clone()).await;
+            routed.sent(handle.progress_token.clone());
         }
         let answer = handle.await_response().await;
         abandoned.0 = None;
+        if let Some(routed) = &routed {
+            routed.settle().await;
+        }
         match answer {
             Ok(ServerResult::CallToolResult(result)) => {
                 serde_json::to_value(result).map_err(|e| Error::Internal(format!("an upstream answer: {e}")))
@@ -291,7 +295,7 @@ impl Link {
                     .map_err(|e| format!("cannot start \"{command}\": {e}"))?;
                 self.relay
                     .clone()
-                    .serve(transport)
+                    .serve(Ordered::new(transport, self.relay.in_flight.clone(), &self.server.name))
                     .await
                     .map_err(|e| format!("initialize failed: {e}"))
             }
@@ -314,7 +318,7 @@ impl Link {
                 let transport = StreamableHttpClientTransport::from_config(config.custom_headers(custom));
                 self.relay
                     .clone()
-                    .serve(transport)
+                    .serve(Ordered::new(transport, self.relay.in_flight.clone(), &self.server.name))
                     .await
                     .map_err(|e| format!("initialize failed: {e}"))
             }

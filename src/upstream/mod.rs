@@ -10,6 +10,7 @@
 
 mod link;
 pub mod naming;
+mod ordered;
 mod relay;
 pub mod settings;
 mod surface;

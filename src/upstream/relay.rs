@@ -17,8 +17,8 @@
 //! are relayed while they exist.
 #![allow(deprecated)]
 
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::AtomicU8;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
@@ -28,10 +28,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, RoleServer};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, mpsc};
 
 use crate::backchannel::{self, Ask, BackChannel, Note};
-use crate::limits::{UPSTREAM_EARLY_PROGRESS, UPSTREAM_ENDED_ROUTES};
+use crate::limits::UPSTREAM_PROGRESS_SETTLE;
 
 tokio::task_local! {
     static CALLER: Caller;
@@ -94,21 +94,13 @@ impl Caller {
 }
 
 /// What the calls of one upstream in flight need routed: each call's caller, by the
-/// order calls began, with the progress token rmcp gave its request once it is known;
-/// and progress that arrived before its call's token was known (bounded).
+/// order calls began, with the progress token rmcp gave its request once it is known.
 #[derive(Debug, Default)]
 struct Routes {
     calls: BTreeMap<u64, (Option<ProgressToken>, Caller)>,
-    early: VecDeque<ProgressNotificationParam>,
-    /// The caller of the latest call, kept after it ends: rmcp handles notifications on
-    /// their own tasks, so a log message sent just before an answer can be handled after
-    /// the call is over.
+    /// The caller of the latest call, kept after it ends, for log messages an upstream
+    /// sends between calls.
     last: Option<Caller>,
-    /// The tokens and callers of the latest calls that ended (bounded), for the same
-    /// reason: progress sent before an answer can be handled after it. On a loaded
-    /// machine every tick of a call came after its answer and was dropped (the upstream
-    /// progress test failed in 4 runs of 8 beside two busy loops).
-    ended: VecDeque<(ProgressToken, Caller)>,
 }
 
 /// The latest call in flight, when every call in flight belongs to its session.
@@ -121,17 +113,33 @@ fn one_session(routes: &Routes) -> Option<Caller> {
         .then_some(latest)
 }
 
-/// The calls of one upstream in flight.
+/// The calls of one upstream in flight, and how far the notifications it sent have been
+/// passed on.
+///
+/// rmcp handles each notification on a task of its own and hands an answer to its caller
+/// at once, so progress sent before an answer could reach the client after it (against
+/// the spec: "progress notifications MUST stop after completion"), out of order, or —
+/// once the call had ended — not at all (on a loaded machine, every tick of a call came
+/// after its answer in 4 runs of 8 beside two busy loops). So progress and log messages
+/// are taken as the connection reads them (`super::ordered`) and passed on by one task
+/// in that order, and a call's answer waits until everything read before it has been
+/// ([`Entered::settle`]).
 #[derive(Debug, Default)]
 pub(super) struct InFlight {
     routes: Mutex<Routes>,
-    next: std::sync::atomic::AtomicU64,
+    next: AtomicU64,
+    /// Notifications queued for passing on, since the link was made.
+    arrived: AtomicU64,
+    /// Of those, how many were passed on or dropped; they are taken in order.
+    handled: AtomicU64,
+    /// Woken when a call learns its token or ends, and when a notification is handled.
+    changed: Notify,
 }
 
 impl InFlight {
     /// Registers `caller` for a call about to be sent, until the guard drops.
     pub(super) fn enter(self: &Arc<Self>, caller: Caller) -> Entered {
-        let order = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let order = self.next.fetch_add(1, Ordering::Relaxed);
         let mut routes = self.lock();
         routes.last = Some(caller.clone());
         routes.calls.insert(order, (None, caller));
@@ -164,38 +172,85 @@ impl InFlight {
         one_session(&routes)
     }
 
-    /// Where progress with `token` goes; `None` (kept for a moment) when no call has
-    /// claimed it yet.
-    fn route(&self, params: ProgressNotificationParam) -> Option<(Caller, ProgressNotificationParam)> {
-        let mut routes = self.lock();
-        let found = routes
-            .calls
-            .values()
-            .find(|(t, _)| t.as_ref() == Some(&params.progress_token))
-            .map(|(_, c)| c.clone())
-            .or_else(|| {
-                // Tokens start over when the upstream restarts: while a call still waits
-                // for its token, an unclaimed one may be that call's early progress.
-                if routes.calls.values().any(|(t, _)| t.is_none()) {
-                    return None;
+    /// The caller of the call in flight whose request carried `token`; while some call
+    /// does not know its token yet (rmcp tells it once the request is sent, and a quick
+    /// upstream's progress can come first), waits for it, at most
+    /// [`UPSTREAM_PROGRESS_SETTLE`]. `None`: no call in flight has that token.
+    async fn claimant(&self, token: &ProgressToken) -> Option<Caller> {
+        let claimed = async {
+            loop {
+                let changed = self.changed.notified();
+                tokio::pin!(changed);
+                changed.as_mut().enable();
+                {
+                    let routes = self.lock();
+                    let mut calls = routes.calls.values();
+                    if let Some((_, caller)) = calls.clone().find(|(t, _)| t.as_ref() == Some(token)) {
+                        return Some(caller.clone());
+                    }
+                    if !calls.any(|(t, _)| t.is_none()) {
+                        return None;
+                    }
                 }
-                routes
-                    .ended
-                    .iter()
-                    .find(|(t, _)| *t == params.progress_token)
-                    .map(|(_, c)| c.clone())
-            });
-        match found {
-            Some(caller) => Some((caller, params)),
-            None => {
-                if routes.early.len() >= UPSTREAM_EARLY_PROGRESS {
-                    routes.early.pop_front();
-                }
-                routes.early.push_back(params);
-                None
+                changed.await;
             }
+        };
+        tokio::time::timeout(UPSTREAM_PROGRESS_SETTLE, claimed)
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// A notification was queued for passing on.
+    pub(super) fn arrived(&self) {
+        self.arrived.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The oldest queued notification has been passed on or dropped.
+    fn handled(&self) {
+        self.handled.fetch_add(1, Ordering::AcqRel);
+        self.changed.notify_waiters();
+    }
+
+    /// Passes on, in the order they were queued, the notifications of one connection
+    /// until it ends: progress to the call that claimed its token, log messages to
+    /// their audience. Runs as a task of its own.
+    pub(super) async fn pass_on(self: Arc<Self>, server: String, mut queue: mpsc::Receiver<Noted>) {
+        while let Some(noted) = queue.recv().await {
+            match noted {
+                Noted::Progress(params) => {
+                    if let Some(caller) = self.claimant(&params.progress_token).await {
+                        forward(&caller, params).await;
+                    }
+                }
+                Noted::Log(params) => self.log(&server, params).await,
+            }
+            self.handled();
         }
     }
+
+    /// Passes a log message of upstream `server` on to its audience.
+    async fn log(&self, server: &str, params: LoggingMessageNotificationParam) {
+        match self.audience() {
+            // Below the level the session asked for with logging/setLevel: not sent.
+            Some(caller) if !caller.wants(params.level) => {}
+            Some(caller) => {
+                if let Err(e) = caller.peer.notify_logging_message(params).await {
+                    tracing::debug!("log message from \"{server}\" not delivered: {e}");
+                }
+            }
+            None => tracing::debug!("upstream \"{server}\" logged outside a call: {:?}", params.data),
+        }
+    }
+}
+
+/// A notification of an upstream to pass on.
+#[derive(Debug)]
+pub(super) enum Noted {
+    /// Progress of a call.
+    Progress(ProgressNotificationParam),
+    /// A log message.
+    Log(LoggingMessageNotificationParam),
 }
 
 /// A call's registration; dropping it ends the call's routing.
@@ -206,43 +261,41 @@ pub(super) struct Entered {
 }
 
 impl Entered {
-    /// Notes the progress token rmcp gave the call's request, and passes on whatever
-    /// progress already came with it.
-    pub(super) async fn sent(&self, token: ProgressToken) {
-        let (caller, early) = {
-            let mut routes = self.in_flight.lock();
-            routes.ended.retain(|(t, _)| *t != token);
-            let mut early = Vec::new();
-            routes.early.retain(|p| {
-                let mine = p.progress_token == token;
-                if mine {
-                    early.push(p.clone());
+    /// Notes the progress token rmcp gave the call's request.
+    pub(super) fn sent(&self, token: ProgressToken) {
+        if let Some(call) = self.in_flight.lock().calls.get_mut(&self.order) {
+            call.0 = Some(token);
+        }
+        self.in_flight.changed.notify_waiters();
+    }
+
+    /// Once the call's answer has come: waits, at most [`UPSTREAM_PROGRESS_SETTLE`], until
+    /// every notification read before it has been passed on, so the client gets the
+    /// call's progress and logs before its answer.
+    pub(super) async fn settle(&self) {
+        let in_flight = &self.in_flight;
+        let mark = in_flight.arrived.load(Ordering::Acquire);
+        let settled = async {
+            loop {
+                let changed = in_flight.changed.notified();
+                tokio::pin!(changed);
+                changed.as_mut().enable();
+                if in_flight.handled.load(Ordering::Acquire) >= mark {
+                    return;
                 }
-                !mine
-            });
-            match routes.calls.get_mut(&self.order) {
-                Some(call) => {
-                    call.0 = Some(token);
-                    (call.1.clone(), early)
-                }
-                None => return,
+                changed.await;
             }
         };
-        for params in early {
-            forward(&caller, params).await;
+        if tokio::time::timeout(UPSTREAM_PROGRESS_SETTLE, settled).await.is_err() {
+            tracing::debug!("an upstream call answered while its notifications were still being passed on");
         }
     }
 }
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        let mut routes = self.in_flight.lock();
-        if let Some((Some(token), caller)) = routes.calls.remove(&self.order) {
-            if routes.ended.len() >= UPSTREAM_ENDED_ROUTES {
-                routes.ended.pop_front();
-            }
-            routes.ended.push_back((token, caller));
-        }
+        self.in_flight.lock().calls.remove(&self.order);
+        self.in_flight.changed.notify_waiters();
     }
 }
 
@@ -338,28 +391,8 @@ impl ClientHandler for Relay {
         caller.peer.list_roots().await.map_err(|e| relayed(&self.server, e))
     }
 
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        if let Some((caller, params)) = self.in_flight.route(params) {
-            forward(&caller, params).await;
-        }
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        match self.in_flight.audience() {
-            // Below the level the session asked for with logging/setLevel: not sent.
-            Some(caller) if !caller.wants(params.level) => {}
-            Some(caller) => {
-                if let Err(e) = caller.peer.notify_logging_message(params).await {
-                    tracing::debug!("log message from \"{}\" not delivered: {e}", self.server);
-                }
-            }
-            None => tracing::debug!("upstream \"{}\" logged outside a call: {:?}", self.server, params.data),
-        }
-    }
+    // Progress and log messages are passed on by `InFlight::pass_on`, in the order the
+    // connection read them (`super::ordered`), not here on a task each.
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.relist.notify_one();

@@ -16,7 +16,8 @@ Tools: `echo`, `shout` (structured output), `env` (reads its environment), `add_
 (adds a tool at run time and says tools/list_changed), `crash` (exits at once, and
 with `stay_down` first creates STATE_DIR/down), `fail` (answers isError), and
 `wait_for_cancel` / `was_cancelled` (a call that only a cancellation ends, and whether
-one did), `hang` (stops answering anything, pings included) and `chatty` (logs).
+one did), `hang` (stops answering anything, pings included), `chatty` (logs) and
+`ticks` (progress reported back to back, then the answer).
 """
 
 from __future__ import annotations
@@ -106,6 +107,13 @@ async def hang() -> str:
 @server.tool(description="Logs the message to the client (at info level unless told), then answers done.")
 async def chatty(message: str, ctx: Context, level: str = "info") -> str:
     await ctx.log(level, message, logger_name="py")
+    return "done"
+
+
+@server.tool(description="Reports progress 1 to count of count, back to back, then answers done.")
+async def ticks(count: int, ctx: Context) -> str:
+    for i in range(1, count + 1):
+        await ctx.report_progress(i, count)
     return "done"
 
 
