@@ -29,10 +29,11 @@ pub(super) struct Ordered<T> {
 impl<T> Ordered<T> {
     /// Wraps `inner`, a new connection to upstream `server`, and starts the task that
     /// passes its notifications on (it ends once the connection has, and its queue is
-    /// empty).
+    /// empty; what an earlier connection left queued is dropped from now on).
     pub(super) fn new(inner: T, in_flight: Arc<InFlight>, server: &str) -> Ordered<T> {
         let (queue, queued) = mpsc::channel(UPSTREAM_NOTIFICATIONS_QUEUED);
-        tokio::spawn(in_flight.clone().pass_on(server.to_owned(), queued));
+        let connection = in_flight.connected();
+        tokio::spawn(in_flight.clone().pass_on(connection, server.to_owned(), queued));
         Ordered {
             inner,
             in_flight,

@@ -134,6 +134,9 @@ pub(super) struct InFlight {
     handled: AtomicU64,
     /// Woken when a call learns its token or ends, and when a notification is handled.
     changed: Notify,
+    /// Bumped by each new connection: tokens start over with it, so what an earlier
+    /// connection sent must not reach a call of this one.
+    connection: AtomicU64,
 }
 
 impl InFlight {
@@ -201,6 +204,11 @@ impl InFlight {
             .flatten()
     }
 
+    /// A new connection: returns its number, for [`InFlight::pass_on`].
+    pub(super) fn connected(&self) -> u64 {
+        self.connection.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
     /// A notification was queued for passing on.
     pub(super) fn arrived(&self) {
         self.arrived.fetch_add(1, Ordering::AcqRel);
@@ -212,12 +220,14 @@ impl InFlight {
         self.changed.notify_waiters();
     }
 
-    /// Passes on, in the order they were queued, the notifications of one connection
-    /// until it ends: progress to the call that claimed its token, log messages to
-    /// their audience. Runs as a task of its own.
-    pub(super) async fn pass_on(self: Arc<Self>, server: String, mut queue: mpsc::Receiver<Noted>) {
+    /// Passes on, in the order they were queued, the notifications of connection
+    /// `connection` until it ends: progress to the call that claimed its token, log
+    /// messages to their audience; once a newer connection is made, they are dropped.
+    /// Runs as a task of its own.
+    pub(super) async fn pass_on(self: Arc<Self>, connection: u64, server: String, mut queue: mpsc::Receiver<Noted>) {
         while let Some(noted) = queue.recv().await {
             match noted {
+                _ if self.connection.load(Ordering::Acquire) != connection => {}
                 Noted::Progress(params) => {
                     if let Some(caller) = self.claimant(&params.progress_token).await {
                         forward(&caller, params).await;
