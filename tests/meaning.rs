@@ -1,7 +1,7 @@
 //! Search by meaning through the real server: a request that shares no word with its tool
 //! is found by the hybrid ranker and not by the lexical one; tool vectors are cached on
-//! disk and reused by the next run; a catalogue over the embedding budget stays lexical
-//! and says so.
+//! disk and reused by the next run; the embedded catalogue's are compiled in; a catalogue
+//! over the embedding budget stays lexical and says so.
 
 use serde_json::{Value, json};
 
@@ -54,22 +54,55 @@ async fn a_request_sharing_no_word_with_its_tool_is_found_by_meaning_only() {
 
 #[tokio::test]
 async fn tool_vectors_are_cached_on_disk_and_a_restart_embeds_nothing() {
+    // The test fixtures: tools whose vectors are not compiled in.
     let cache = tempfile::tempdir().unwrap();
     let dir = cache.path().to_str().unwrap();
-    let line = ready_line(dir).await;
-    assert!(line.contains(", 0 from the cache"), "{line}");
+    let line = ready_line(&fixtures_env(dir), "echo a message").await;
+    assert!(
+        line.contains(", 0 from the cache, 0 compiled in") && !line.contains(" 0 texts embedded"),
+        "{line}"
+    );
     let files: Vec<_> = std::fs::read_dir(cache.path()).unwrap().collect();
     assert_eq!(files.len(), 1, "one file per model");
 
-    let line = ready_line(dir).await;
-    assert!(line.contains(" 0 texts embedded"), "all from the cache: {line}");
+    let line = ready_line(&fixtures_env(dir), "echo a message").await;
+    assert!(
+        line.contains(" 0 texts embedded") && line.contains(", 0 compiled in"),
+        "all from the cache: {line}"
+    );
 }
 
-/// Runs a server with the vector cache in `dir`, searches once by meaning and returns its
-/// stderr line saying how the catalogue's vectors were made.
-async fn ready_line(dir: &str) -> String {
-    let gate = Gate::start(&[("TOOLGATE_EMBED_CACHE", dir), ("TOOLGATE_DEBUG", "1")]).await;
-    assert_eq!(search(&gate, "encode text as base64").await["ranker"], "hybrid");
+#[tokio::test]
+async fn the_embedded_catalogue_is_ranked_by_meaning_with_vectors_compiled_in() {
+    // A fresh cache: every text of the embedded catalogue comes from the binary, none is
+    // embedded. Fails when a catalogue tool's texts changed: run scripts/catalogue-vectors.
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().to_str().unwrap();
+    let line = ready_line(&[("TOOLGATE_EMBED_CACHE", dir)], "encode text as base64").await;
+    assert!(
+        line.contains(" 0 texts embedded") && line.contains(", 0 from the cache"),
+        "texts of the embedded catalogue are not compiled in (run scripts/catalogue-vectors): {line}"
+    );
+    // They join the cache like embedded ones.
+    let line = ready_line(&[("TOOLGATE_EMBED_CACHE", dir)], "encode text as base64").await;
+    assert!(line.contains(", 0 compiled in"), "{line}");
+}
+
+/// The test fixtures as the catalogue, with the vector cache in `dir`.
+fn fixtures_env(dir: &str) -> [(&'static str, String); 2] {
+    [
+        ("TOOLGATE_CATALOGUE", crate::util::fixtures().display().to_string()),
+        ("TOOLGATE_EMBED_CACHE", dir.to_owned()),
+    ]
+}
+
+/// Runs a server with `env` (and the debug log), searches `query` by meaning and returns
+/// its stderr line saying how the catalogue's vectors were made.
+async fn ready_line<K: AsRef<str>, V: AsRef<str>>(env: &[(K, V)], query: &str) -> String {
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
+    env.push(("TOOLGATE_DEBUG", "1"));
+    let gate = Gate::start(&env).await;
+    assert_eq!(search(&gate, query).await["ranker"], "hybrid");
     let stderr = gate.stop().await;
     stderr
         .lines()
@@ -81,14 +114,16 @@ async fn ready_line(dir: &str) -> String {
 #[tokio::test]
 async fn a_catalogue_over_the_embedding_budget_is_searched_by_words_and_stderr_says_why() {
     let cache = tempfile::tempdir().unwrap();
+    let [catalogue, cache_dir] = fixtures_env(cache.path().to_str().unwrap());
     let gate = Gate::start(&[
-        ("TOOLGATE_EMBED_CACHE", cache.path().to_str().unwrap()),
+        (catalogue.0, catalogue.1.as_str()),
+        (cache_dir.0, cache_dir.1.as_str()),
         ("TOOLGATE_EMBED_BUDGET_MS", "1"),
     ])
     .await;
-    let answer = search(&gate, "encode text as base64").await;
+    let answer = search(&gate, "echo a message").await;
     assert_eq!(answer["ranker"], "lexical", "{answer}");
-    assert_eq!(slugs(&answer)[0], "base64-codec");
+    assert_eq!(slugs(&answer)[0], "echo");
     let stderr = gate.stop().await;
     assert!(
         stderr.contains("over the budget") && stderr.contains("TOOLGATE_EMBED_BUDGET_MS"),

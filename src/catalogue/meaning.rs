@@ -227,9 +227,12 @@ impl Meaning {
             .map(|d| VectorCache::new(d, embedder.model_id()));
         let mut known = cache.as_ref().map(VectorCache::load).unwrap_or_default();
         let held = known.len();
-        // Per tool, its texts' keys; the texts no cache holds, once each.
+        let compiled = vector_cache::compiled_in();
+        // Per tool, its texts' keys; the texts no cache holds, once each: those compiled
+        // in are taken from there (and added to the cache), the rest embedded.
         let mut wanted: Vec<(&Arc<Tool>, Vec<Key>)> = Vec::with_capacity(lacking.len());
         let mut missing: Vec<(Key, &str)> = Vec::new();
+        let mut from_binary: Vec<(Key, Vector)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for tool in lacking {
             let texts = meaning::texts(&**tool);
@@ -238,12 +241,17 @@ impl Meaning {
                 .map(|t| vector_cache::key(embedder.model_id(), t))
                 .collect();
             for (key, text) in keys.iter().zip(&texts) {
-                if !known.contains_key(key) && seen.insert(*key) {
-                    missing.push((*key, text));
+                if known.contains_key(key) || !seen.insert(*key) {
+                    continue;
+                }
+                match compiled.get(key) {
+                    Some(vector) => from_binary.push((*key, vector.clone())),
+                    None => missing.push((*key, text)),
                 }
             }
             wanted.push((tool, keys));
         }
+        drop(compiled);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
         let tokens: usize = missing.iter().map(|(_, t)| embedder.tokens(t)).sum();
         let estimate = CPU_PER_TOKEN * u32::try_from(tokens).unwrap_or(u32::MAX) / threads as u32;
@@ -266,7 +274,9 @@ impl Meaning {
             );
             return state::LEXICAL;
         };
-        let new: Vec<(Key, Vector)> = missing.iter().map(|(k, _)| *k).zip(computed).collect();
+        let embedded = computed.len();
+        let mut new: Vec<(Key, Vector)> = missing.iter().map(|(k, _)| *k).zip(computed).collect();
+        new.extend(from_binary);
         known.extend(new.iter().cloned());
         for (tool, keys) in &wanted {
             let vectors: Vec<Vector> = keys.iter().filter_map(|k| known.get(k).cloned()).collect();
@@ -282,11 +292,11 @@ impl Meaning {
             }
         }
         tracing::info!(
-            "search by meaning ready: {} tools, {} texts embedded in {:.1} s, {} from the cache",
+            "search by meaning ready: {} tools, {embedded} texts embedded in {:.1} s, {} from the cache, {} compiled in",
             snapshot.tools().len(),
-            new.len(),
             started.elapsed().as_secs_f64(),
-            wanted.iter().map(|(_, k)| k.len()).sum::<usize>() - new.len()
+            wanted.iter().map(|(_, k)| k.len()).sum::<usize>() - new.len(),
+            new.len() - embedded,
         );
         state::READY
     }

@@ -57,26 +57,15 @@ impl VectorCache {
     /// Every record that checks out; empty when there is no file or it is not one of
     /// ours. Reading stops at [`MAX_RECORDS`].
     pub(super) fn load(&self) -> HashMap<Key, Vector> {
-        let mut out = HashMap::new();
         let Ok(file) = File::open(&self.path) else {
-            return out;
+            return HashMap::new();
         };
         let mut bytes = Vec::new();
         let cap = (MAGIC.len() + MAX_RECORDS * RECORD) as u64;
-        if file.take(cap).read_to_end(&mut bytes).is_err() || !bytes.starts_with(MAGIC) {
-            return out;
+        if file.take(cap).read_to_end(&mut bytes).is_err() {
+            return HashMap::new();
         }
-        for record in bytes[MAGIC.len()..].chunks_exact(RECORD) {
-            let (body, check) = record.split_at(32 + VECTOR_BYTES);
-            if Sha256::digest(body)[..8] != *check {
-                continue;
-            }
-            let (key, vector) = body.split_at(32);
-            if let (Ok(key), Some(vector)) = (Key::try_from(key), Vector::from_bytes(vector)) {
-                out.insert(key, vector);
-            }
-        }
-        out
+        records(&bytes)
     }
 
     /// Adds `new` records. A file that would pass [`MAX_RECORDS`] (`held` records already)
@@ -111,6 +100,35 @@ impl VectorCache {
     }
 }
 
+/// The vectors of the embedded catalogue's texts, compiled in
+/// (`models/minilm/catalogue-vectors.bin`, a cache file written by
+/// `scripts/catalogue-vectors`): a first start, or one with no cache, then ranks the
+/// embedded catalogue by meaning at once instead of after about a second of embedding
+/// on both cores. Keyed like any cache, by model and text, so a text edited since, or
+/// another model, just misses and is embedded as usual.
+pub(super) fn compiled_in() -> HashMap<Key, Vector> {
+    records(include_bytes!("../../models/minilm/catalogue-vectors.bin"))
+}
+
+/// Every record of a cache file's `bytes` that checks out; none when it is not one.
+fn records(bytes: &[u8]) -> HashMap<Key, Vector> {
+    let mut out = HashMap::new();
+    let Some(body) = bytes.strip_prefix(MAGIC) else {
+        return out;
+    };
+    for record in body.chunks_exact(RECORD) {
+        let (body, check) = record.split_at(32 + VECTOR_BYTES);
+        if Sha256::digest(body)[..8] != *check {
+            continue;
+        }
+        let (key, vector) = body.split_at(32);
+        if let (Ok(key), Some(vector)) = (Key::try_from(key), Vector::from_bytes(vector)) {
+            out.insert(key, vector);
+        }
+    }
+    out
+}
+
 fn record(key: &Key, vector: &Vector) -> [u8; RECORD] {
     let mut out = [0u8; RECORD];
     out[..32].copy_from_slice(key);
@@ -139,6 +157,20 @@ mod tests {
         v[seed as usize % DIM] = 1.0;
         v[(seed as usize + 1) % DIM] = -0.5;
         Vector::quantise(&v)
+    }
+
+    #[test]
+    fn every_compiled_in_record_checks_out() {
+        let bytes = include_bytes!("../../models/minilm/catalogue-vectors.bin");
+        assert!(bytes.starts_with(MAGIC), "not a vector cache file");
+        assert_eq!((bytes.len() - MAGIC.len()) % RECORD, 0, "a torn record");
+        let whole = (bytes.len() - MAGIC.len()) / RECORD;
+        assert!(whole > 0);
+        assert_eq!(
+            compiled_in().len(),
+            whole,
+            "a record failed its check, or a key repeats"
+        );
     }
 
     #[test]
