@@ -5,7 +5,8 @@
 //! after `initialize`, so it waits for the catalogue build), RSS after that search
 //! (`VmRSS`), the first `tools/list` page (cold: the first listing of the snapshot), the
 //! meta `list` first page (warm, median of 21), and search p50/p99 over the synthetic
-//! query set (600 searches). Times are measured by the client, stdio round trip included.
+//! query set (600 searches), and the exit (from closing stdin). Times are measured by the
+//! client, stdio round trip included.
 //!
 //! `cargo bench --bench scale`; `TOOLGATE_BENCH_BIN` measures another build,
 //! `TOOLGATE_SCALE_SIZES=1000,10000` other sizes (0 is the embedded catalogue),
@@ -38,13 +39,13 @@ fn main() {
         }
     };
     println!(
-        "| tools | initialize | first search | RSS after it | tools/list page | meta list page | search p50 / p99 |"
+        "| tools | initialize | first search | RSS after it | tools/list page | meta list page | search p50 / p99 | exit |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for (n, catalogue) in catalogues {
         match measure(&program, catalogue.as_deref()) {
             Ok(row) => println!(
-                "| {} | {:.1} ms | {:.0} ms | {:.0} MB | {:.1} ms ({} KB) | {:.2} ms ({} KB) | {:.3} / {:.3} ms |",
+                "| {} | {:.1} ms | {:.0} ms | {:.0} MB | {:.1} ms ({} KB) | {:.2} ms ({} KB) | {:.3} / {:.3} ms | {:.0} ms |",
                 if n == 0 { "embedded".to_owned() } else { n.to_string() },
                 ms(row.initialize),
                 ms(row.first_search),
@@ -55,6 +56,7 @@ fn main() {
                 row.meta_list_bytes / 1024,
                 ms(row.p50),
                 ms(row.p99),
+                ms(row.exit),
             ),
             Err(e) => eprintln!("{n} tools: {e}"),
         }
@@ -72,12 +74,15 @@ struct Row {
     meta_list_bytes: usize,
     p50: Duration,
     p99: Duration,
+    /// From closing the server's stdin to its exit.
+    exit: Duration,
 }
 
 /// The server as a child, spoken to in JSON-RPC lines.
 struct Server {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed.
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
 }
@@ -103,7 +108,7 @@ impl Server {
         };
         Ok(Server {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             next_id: 1,
         })
@@ -112,7 +117,8 @@ impl Server {
     fn send(&mut self, message: &Value) -> Result<(), String> {
         let mut line = serde_json::to_vec(message).map_err(|e| e.to_string())?;
         line.push(b'\n');
-        self.stdin.write_all(&line).map_err(|e| e.to_string())
+        let stdin = self.stdin.as_mut().ok_or("stdin is closed")?;
+        stdin.write_all(&line).map_err(|e| e.to_string())
     }
 
     /// Sends a request and reads lines until its answer; returns the answer, its size
@@ -146,6 +152,14 @@ impl Server {
 
     fn meta(&mut self, args: Value) -> Result<(Value, usize, Duration), String> {
         self.request("tools/call", json!({"name": "toolgate", "arguments": args}))
+    }
+
+    /// Closes stdin, as a client ending the session does, and waits for the exit.
+    fn end(&mut self) -> Result<Duration, String> {
+        drop(self.stdin.take());
+        let closed = Instant::now();
+        self.child.wait().map_err(|e| e.to_string())?;
+        Ok(closed.elapsed())
     }
 
     fn rss_kb(&self) -> u64 {
@@ -200,6 +214,7 @@ fn measure(program: &str, catalogue: Option<&Path>) -> Result<Row, String> {
     }
     samples.sort();
     let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
+    let exit = server.end()?;
     Ok(Row {
         initialize,
         first_search,
@@ -210,6 +225,7 @@ fn measure(program: &str, catalogue: Option<&Path>) -> Result<Row, String> {
         meta_list_bytes,
         p50: p(0.5),
         p99: p(0.99),
+        exit,
     })
 }
 

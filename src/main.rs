@@ -110,7 +110,10 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             let access = access(&config, &listen).await?;
             let gateway = gateway(&config, None, Some(access.limiter()))?;
             gateway.prewarm();
-            toolgate::operator::serve(gateway, &listen, config.connections, access, terminated()).await
+            let served =
+                toolgate::operator::serve(gateway.clone(), &listen, config.connections, access, terminated()).await;
+            gateway.keep_catalogue_at_exit();
+            served
         }
         Some(Command::Keys { .. }) => Ok(()),
         Some(Command::Shell { connect, file, history }) => {
@@ -222,6 +225,7 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             if let Some(upstreams) = &upstreams {
                 upstreams.close().await;
             }
+            gateway.keep_catalogue_at_exit();
             served
         }
     }

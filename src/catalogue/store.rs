@@ -184,6 +184,15 @@ impl Store {
         }
     }
 
+    /// The latest snapshot built or fetched, without waiting or refreshing; `None` while
+    /// there is none yet.
+    pub fn latest(&self) -> Option<Arc<Snapshot>> {
+        match &self.inner {
+            Inner::Static(local) => local.built.get()?.peek()?.as_ref().ok().cloned(),
+            Inner::Http(http) => lock(&http.last_good).as_ref().map(|(snapshot, _)| snapshot.clone()),
+        }
+    }
+
     /// Builds a local source's snapshot now; nothing for an HTTP catalogue, which is
     /// fetched on first use.
     pub async fn prepare(&self) {

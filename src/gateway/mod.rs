@@ -112,6 +112,15 @@ impl Gateway {
         Ok(snapshot)
     }
 
+    /// For a process about to exit: the catalogue's latest snapshot is never freed, and
+    /// the system takes its memory back at once. Freeing 100,000 tools one by one took
+    /// 225 ms of a server's exit after its stdin closed (11–16 ms without).
+    pub fn keep_catalogue_at_exit(&self) {
+        if let Some(snapshot) = self.store.latest() {
+            std::mem::forget(snapshot);
+        }
+    }
+
     /// Builds a local catalogue's snapshot now rather than on first use; an HTTP
     /// catalogue is left to its first request.
     pub async fn prepare(&self) {
