@@ -343,11 +343,11 @@ fn busy_below(pid: u32) -> bool {
 #[tokio::test]
 async fn an_upstream_request_is_not_routed_to_a_guess_when_two_sessions_call_that_upstream() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("servers.json");
     let everything = crate::upstream::everything_js();
-    let servers = json!({"mcpServers": {"everything": {"command": "node", "args": [everything, "stdio"]}}});
-    std::fs::write(&file, servers.to_string()).unwrap();
-    let file = file.display().to_string();
+    let file = crate::upstream::servers_file(
+        dir.path(),
+        json!({"everything": {"command": "node", "args": [everything, "stdio"]}}),
+    );
     let gate = HttpGate::start(&[("TOOLGATE_UPSTREAMS", &file)]).await;
     // Alice starts a long operation on the upstream and reports progress: once the first
     // progress arrives, her call is in flight there.

@@ -33,6 +33,13 @@ pub fn everything_js() -> PathBuf {
     node_modules().join("@modelcontextprotocol/server-everything/dist/index.js")
 }
 
+/// `servers` written as the `mcpServers` file `servers.json` in `dir`; its path.
+pub fn servers_file(dir: &Path, servers: Value) -> String {
+    let file = dir.join("servers.json");
+    std::fs::write(&file, json!({ "mcpServers": servers }).to_string()).unwrap();
+    file.display().to_string()
+}
+
 /// Upstreams written as an `mcpServers` file, and toolgate started on them (with every
 /// tool listed, so list changes show in `tools/list`).
 pub struct Federated {
@@ -45,9 +52,7 @@ impl Federated {
     /// toolgate with `servers` as its `mcpServers`, `env` on top.
     pub async fn start(servers: Value, env: &[(&str, &str)]) -> Federated {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("servers.json");
-        std::fs::write(&file, json!({ "mcpServers": servers }).to_string()).unwrap();
-        let file = file.display().to_string();
+        let file = servers_file(dir.path(), servers);
         let mut all = vec![("TOOLGATE_UPSTREAMS", file.as_str()), ("TOOLGATE_ADVERTISE", "all")];
         all.extend_from_slice(env);
         let gate = Gate::start(&all).await;
@@ -277,13 +282,7 @@ async fn upstream_progress_reaches_the_client_whole_in_order_and_before_the_answ
     const TICKS: usize = 50;
     let state = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("servers.json");
-    std::fs::write(
-        &file,
-        json!({"mcpServers": {"py": py_server(state.path())}}).to_string(),
-    )
-    .unwrap();
-    let file = file.display().to_string();
+    let file = servers_file(dir.path(), json!({"py": py_server(state.path())}));
     let call = json!({"method": "tools/call", "params": {
         "name": "py__ticks", "arguments": {"count": TICKS}, "_meta": {"progressToken": "mine"}
     }});
@@ -342,10 +341,10 @@ impl rmcp::ClientHandler for Sampler {
 async fn an_upstream_sampling_request_reaches_the_calling_client_that_declared_sampling() {
     use rmcp::ServiceExt;
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("servers.json");
-    let servers = json!({"mcpServers": {"everything": {"command": "node", "args": [everything_js(), "stdio"]}}});
-    std::fs::write(&file, servers.to_string()).unwrap();
-    let file = file.display().to_string();
+    let file = servers_file(
+        dir.path(),
+        json!({"everything": {"command": "node", "args": [everything_js(), "stdio"]}}),
+    );
     let cmd = crate::util::command(dir.path(), &[("TOOLGATE_UPSTREAMS", file.as_str())]);
     let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
     let asked = std::sync::Arc::default();
@@ -386,13 +385,7 @@ async fn an_upstream_log_message_reaches_the_calling_client() {
     use rmcp::ServiceExt;
     let state = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("servers.json");
-    std::fs::write(
-        &file,
-        json!({"mcpServers": {"py": py_server(state.path())}}).to_string(),
-    )
-    .unwrap();
-    let file = file.display().to_string();
+    let file = servers_file(dir.path(), json!({"py": py_server(state.path())}));
     let cmd = crate::util::command(dir.path(), &[("TOOLGATE_UPSTREAMS", file.as_str())]);
     let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
     let (tx, mut logs) = tokio::sync::mpsc::unbounded_channel();
