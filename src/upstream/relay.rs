@@ -180,28 +180,35 @@ impl InFlight {
     /// upstream's progress can come first), waits for it, at most
     /// [`UPSTREAM_PROGRESS_SETTLE`]. `None`: no call in flight has that token.
     async fn claimant(&self, token: &ProgressToken) -> Option<Caller> {
-        let claimed = async {
-            loop {
-                let changed = self.changed.notified();
-                tokio::pin!(changed);
-                changed.as_mut().enable();
-                {
-                    let routes = self.lock();
-                    let mut calls = routes.calls.values();
-                    if let Some((_, caller)) = calls.clone().find(|(t, _)| t.as_ref() == Some(token)) {
-                        return Some(caller.clone());
-                    }
-                    if !calls.any(|(t, _)| t.is_none()) {
-                        return None;
-                    }
-                }
-                changed.await;
+        let claimed = self.until(|| {
+            let routes = self.lock();
+            let mut calls = routes.calls.values();
+            if let Some((_, caller)) = calls.clone().find(|(t, _)| t.as_ref() == Some(token)) {
+                return Some(Some(caller.clone()));
             }
-        };
+            // No call is still learning its token: nobody's.
+            (!calls.any(|(t, _)| t.is_none())).then_some(None)
+        });
         tokio::time::timeout(UPSTREAM_PROGRESS_SETTLE, claimed)
             .await
             .ok()
             .flatten()
+    }
+
+    /// Waits until `check` gives an answer, checking again whenever a call learns its
+    /// token or ends and whenever a notification is handled.
+    async fn until<T>(&self, mut check: impl FnMut() -> Option<T>) -> T {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            // Registered before checking, so a change between the check and the wait
+            // still wakes it.
+            changed.as_mut().enable();
+            if let Some(answer) = check() {
+                return answer;
+            }
+            changed.await;
+        }
     }
 
     /// A new connection: returns its number, for [`InFlight::pass_on`].
@@ -285,17 +292,7 @@ impl Entered {
     pub(super) async fn settle(&self) {
         let in_flight = &self.in_flight;
         let mark = in_flight.arrived.load(Ordering::Acquire);
-        let settled = async {
-            loop {
-                let changed = in_flight.changed.notified();
-                tokio::pin!(changed);
-                changed.as_mut().enable();
-                if in_flight.handled.load(Ordering::Acquire) >= mark {
-                    return;
-                }
-                changed.await;
-            }
-        };
+        let settled = in_flight.until(|| (in_flight.handled.load(Ordering::Acquire) >= mark).then_some(()));
         if tokio::time::timeout(UPSTREAM_PROGRESS_SETTLE, settled).await.is_err() {
             tracing::debug!("an upstream call answered while its notifications were still being passed on");
         }
