@@ -130,6 +130,15 @@ pub struct Cli {
     /// Over HTTP, MCP sessions alive at once; a new one beyond this is answered 503.
     #[arg(long, env = "TOOLGATE_HTTP_MAX_SESSIONS", global = true, default_value_t = limits::HTTP_MAX_SESSIONS as u64)]
     pub http_max_sessions: u64,
+    /// Over HTTP, MCP sessions one principal (an API key, an OAuth subject, or an
+    /// anonymous client address, an IPv6 /64 counting as one) may hold at once; by
+    /// default an eighth of the sessions, at least one.
+    #[arg(long, env = "TOOLGATE_HTTP_MAX_SESSIONS_PER_PRINCIPAL", global = true)]
+    pub http_max_sessions_per_principal: Option<u64>,
+    /// Both HTTP servers: time a request body may take, in milliseconds, before it must
+    /// keep arriving at 8 KiB a second (each 8 KiB received buys a second more).
+    #[arg(long, env = "TOOLGATE_HTTP_BODY_TIMEOUT_MS", global = true, default_value_t = limits::HTTP_BODY_TIMEOUT.as_millis() as u64)]
+    pub http_body_timeout_ms: u64,
     /// Both HTTP servers: connections held at once; one beyond is answered 503.
     #[arg(long, env = "TOOLGATE_HTTP_MAX_CONNECTIONS", global = true, default_value_t = limits::HTTP_MAX_CONNECTIONS as u64)]
     pub http_max_connections: u64,
@@ -365,6 +374,8 @@ impl Cli {
             http_allowed_origins: self.http_allowed_origins,
             http_session_idle_ms: self.http_session_idle_ms,
             http_max_sessions: self.http_max_sessions,
+            http_max_sessions_per_principal: self.http_max_sessions_per_principal,
+            http_body_timeout_ms: self.http_body_timeout_ms,
             http_max_connections: self.http_max_connections,
             http_max_connections_per_address: self.http_max_connections_per_address,
             http_header_timeout_ms: self.http_header_timeout_ms,

@@ -125,6 +125,10 @@ pub struct Raw {
     pub http_session_idle_ms: u64,
     /// `TOOLGATE_HTTP_MAX_SESSIONS`.
     pub http_max_sessions: u64,
+    /// `TOOLGATE_HTTP_MAX_SESSIONS_PER_PRINCIPAL`, when given.
+    pub http_max_sessions_per_principal: Option<u64>,
+    /// `TOOLGATE_HTTP_BODY_TIMEOUT_MS`.
+    pub http_body_timeout_ms: u64,
     /// `TOOLGATE_HTTP_MAX_CONNECTIONS`.
     pub http_max_connections: u64,
     /// `TOOLGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS`.
@@ -274,7 +278,13 @@ impl Config {
             raw.principal_concurrent_runs,
             PRINCIPAL_RUNS_RANGE,
         )?;
+        check_range(
+            "TOOLGATE_HTTP_BODY_TIMEOUT_MS",
+            raw.http_body_timeout_ms,
+            crate::limits::HTTP_BODY_TIMEOUT_MS_RANGE,
+        )?;
         let connections = Connections {
+            body_timeout: Duration::from_millis(raw.http_body_timeout_ms),
             max: usize::try_from(raw.http_max_connections).unwrap_or(usize::MAX),
             per_address: usize::try_from(raw.http_max_connections_per_address).unwrap_or(usize::MAX),
             header_timeout: Duration::from_millis(raw.http_header_timeout_ms),
@@ -288,6 +298,7 @@ impl Config {
                 &raw.http_allowed_origins,
                 raw.http_session_idle_ms,
                 raw.http_max_sessions,
+                raw.http_max_sessions_per_principal,
             )?),
             None => None,
         };
@@ -423,6 +434,7 @@ mod tests {
             http_max_connections: 1_024,
             http_max_connections_per_address: 128,
             http_header_timeout_ms: 10_000,
+            http_body_timeout_ms: 10_000,
             validators: 4_096,
             search: "hybrid".into(),
             embed_budget_ms: 60_000,

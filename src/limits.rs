@@ -552,10 +552,11 @@ pub const DOTNET_GC_REGION_RANGE_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// out-of-memory error before the address-space limit makes allocation fail anywhere.
 pub const DOTNET_GC_HEAP_HARD_LIMIT_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 
-/// Longest line (one JSON-RPC message) read from stdin, in bytes: 16 MiB, as rmcp's own
-/// stdio transport allows. A longer line is discarded as it streams in (never buffered
-/// whole) and answered with a JSON-RPC error naming this cap.
-pub const STDIO_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Longest line (one JSON-RPC message) read from stdin, in bytes: 8 MiB, room for a
+/// 6 MiB file as base64 and far past any tool call an agent writes (a larger payload
+/// belongs in a resource or a URL). A longer line is discarded as it streams in (never
+/// buffered whole) and answered with a JSON-RPC error naming this cap.
+pub const STDIO_LINE_BYTES: usize = 8 * 1024 * 1024;
 
 /// Bytes kept from each end of a line over [`STDIO_LINE_BYTES`] to find the request's
 /// `id` in (clients write it first or last), so the error answers the right call.
@@ -627,6 +628,70 @@ pub const CLIENT_REACH_TIMEOUT: Duration = Duration::from_secs(5);
 /// page holds up to 100 tools, so this is far past any real catalogue, and it stops a
 /// server whose cursors never end from holding the client forever.
 pub const CLIENT_LIST_PAGES: usize = 1_000;
+
+// --- What one caller's input may cost: validation, message structure, HTTP state ---
+
+/// Subschemas that may check one value, counted through in-place applicators (`allOf`,
+/// `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`) and local references.
+/// A schema over it is refused when compiled: `$defs` that each `anyOf` two references to
+/// the next unfold into 2^n checks of a single string, which no memo catches. Real
+/// schemas stay far below (a pydantic union of ten models with optional fields: under a
+/// hundred).
+pub const VALIDATION_UNFOLD: u64 = 10_000;
+
+/// Longest value (in bytes) matched against a `pattern` that needs a backtracking engine
+/// (lookaround, backreferences); a longer one fails the call with a clear error. Such a
+/// pattern is quadratic in its subject: `(?=.*[A-Z])(?=.*[0-9])(?=.*[!@#]).{12,}` took
+/// 18 ms at 4,000 characters and 1.5 s at 40,000 (fancy-regex 0.20, this machine).
+pub const PATTERN_SUBJECT_BYTES: usize = 4_096;
+
+/// Work a call's backtracking patterns may take, counted as the square of each matched
+/// value's length in bytes: four values at the longest, about 70 ms, on a blocking
+/// thread.
+pub const PATTERN_WORK: u64 = 4 * (PATTERN_SUBJECT_BYTES as u64) * (PATTERN_SUBJECT_BYTES as u64);
+
+/// Backtracking steps one match of such a pattern may take (fancy-regex's own bound,
+/// for backreferences and nested repetition).
+pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
+
+/// Characters of a value quoted in a validation message (then `…`).
+pub const VIOLATION_VALUE_CHARS: usize = 120;
+
+/// Values (strings counted one per 64 bytes where patterns backtrack) up to which a
+/// call's arguments are validated on the async worker that received them; more are
+/// validated on a blocking thread, so no worker is held for long.
+pub const INLINE_VALIDATION_VALUES: usize = 4_096;
+
+/// Deepest nesting of objects and arrays in one MCP message (stdio line or HTTP body),
+/// checked on its bytes before it is parsed. Tool arguments rarely nest past ten; the
+/// envelope adds three.
+pub const MESSAGE_DEPTH: usize = 64;
+
+/// Objects, arrays, members and elements in one MCP message, counted on its bytes before
+/// it is parsed. Parsed, each costs up to ~230 bytes (an empty object in an array), so a
+/// message holds at most ~23 MB whatever its text; 100,000 numbers or strings is far
+/// past what an agent sends.
+pub const MESSAGE_VALUES: usize = 100_000;
+
+/// Time an HTTP request body may take before the rate floor applies
+/// (`TOOLGATE_HTTP_BODY_TIMEOUT_MS`); each [`HTTP_BODY_MIN_RATE`] bytes received then
+/// buy one more second. hyper's header timeout does not cover bodies.
+pub const HTTP_BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Accepted range of `TOOLGATE_HTTP_BODY_TIMEOUT_MS`: 100 ms to 10 minutes.
+pub const HTTP_BODY_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
+
+/// The slowest a request body may arrive, in bytes a second, once its grace has passed:
+/// a dial-up modem's pace; a body dripped a byte every 3 s is closed after the grace.
+pub const HTTP_BODY_MIN_RATE: usize = 8 * 1024;
+
+/// Bytes every request body in flight may hold together, raw and (estimated) parsed,
+/// per HTTP server: what many large bodies at once can cost, whatever their number.
+pub const HTTP_BODIES_BYTES: usize = 256 * 1024 * 1024;
+
+/// What one JSON value is reckoned to hold once parsed, for that budget: an empty object
+/// in an array measured ~230 bytes (serde_json with ordered maps).
+pub const PARSED_VALUE_BYTES: usize = 256;
 
 /// The bounds in force for one server, overridable by configuration.
 #[derive(Debug, Clone)]

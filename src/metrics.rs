@@ -25,8 +25,8 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 pub struct RequestLabels {
     /// The route's pattern (`/api/tools/{slug}/run`, `/mcp`), or `other` for no route.
     pub route: String,
-    /// The method.
-    pub method: String,
+    /// The method, one of [`METHODS`] or `other` ([`method_label`]).
+    pub method: &'static str,
     /// The answer's status code.
     pub status: u16,
 }
@@ -45,6 +45,34 @@ pub struct RunLabels {
 pub struct RefusalLabels {
     /// `requests` or `runs`.
     pub limit: String,
+}
+
+/// Labels of a request refused at the HTTP edge before any route ran.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EdgeLabels {
+    /// One of [`EDGE_REASONS`].
+    pub reason: &'static str,
+}
+
+/// Why the edge refuses a request: a body too slow, too large, or past the shared body
+/// budget; a session beyond the global or the principal's cap; a request naming a
+/// session of another principal.
+pub const EDGE_REASONS: &[&str] = &[
+    "body_slow",
+    "body_large",
+    "body_budget",
+    "sessions_global",
+    "sessions_principal",
+    "session_owner",
+];
+
+/// HTTP methods counted by name; any other is counted as `other`, so a caller inventing
+/// methods cannot add series (150,000 made-up methods once grew `/metrics` to 61 MB).
+pub const METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+
+/// `method` as a request's label: its name when it is one of [`METHODS`], else `other`.
+pub fn method_label(method: &str) -> &'static str {
+    METHODS.iter().find(|m| **m == method).copied().unwrap_or("other")
 }
 
 /// Labels of a catalogue refresh.
@@ -80,6 +108,7 @@ pub struct Metrics {
     latency: Histograms,
     runs: Family<RunLabels, Counter>,
     refusals: Family<RefusalLabels, Counter>,
+    edge: Family<EdgeLabels, Counter>,
     sessions: Gauge,
     refreshes: Family<RefreshLabels, Counter>,
     tools: Gauge,
@@ -116,6 +145,12 @@ impl Metrics {
         let runs = Family::<RunLabels, Counter>::default();
         let refusals = Family::<RefusalLabels, Counter>::default();
         let sessions = Gauge::default();
+        let edge = Family::<EdgeLabels, Counter>::default();
+        registry.register(
+            "http_refused",
+            "Requests refused at the HTTP edge, by reason (slow, large or over-budget bodies; session caps; another principal's session)",
+            edge.clone(),
+        );
         registry.register(
             "http_requests",
             "HTTP requests answered, by route, method and status",
@@ -170,6 +205,7 @@ impl Metrics {
             latency,
             runs,
             refusals,
+            edge,
             sessions,
             refreshes,
             tools,
@@ -200,6 +236,14 @@ impl Metrics {
             limit: limit.to_owned(),
         };
         self.refusals.get_or_create(&labels).inc();
+    }
+
+    /// Counts one request refused at the edge for `reason` (one of [`EDGE_REASONS`];
+    /// anything else is not counted).
+    pub fn edge_refused(&self, reason: &str) {
+        if let Some(reason) = EDGE_REASONS.iter().find(|r| **r == reason) {
+            self.edge.get_or_create(&EdgeLabels { reason }).inc();
+        }
     }
 
     /// One more (`+1`) or one fewer (`-1`) live MCP session over HTTP.
@@ -263,7 +307,7 @@ mod tests {
         let metrics = Metrics::new();
         let labels = RequestLabels {
             route: "/api/tools".into(),
-            method: "GET".into(),
+            method: "GET",
             status: 200,
         };
         metrics.request(&labels, 0.002);

@@ -1,5 +1,5 @@
 //! The principal a call acts as: an `--http` session belongs to the principal of its
-//! first call, so two principals' histories never mix, even when one presents the
+//! `initialize`, so two principals' histories never mix, even when one presents the
 //! other's session id; its runs in history and its log lines name it (never the key).
 
 use std::process::Stdio;
@@ -9,7 +9,7 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::access::new_key;
-use crate::http::{HttpGate, Session};
+use crate::http::{HttpGate, Session, post};
 use crate::util::{command, fixtures};
 
 #[tokio::test]
@@ -27,19 +27,23 @@ async fn a_session_belongs_to_its_principal_and_another_cannot_use_it() {
     let mut alice = Session::open_keyed(&gate.url, &alice_key).await;
     let ran = alice.call("echo", json!({"message": "alice's secret"})).await;
     assert_eq!(ran["success"], true, "{ran}");
-    // Bob, with a key of his own, presents Alice's session id.
+    // Bob, with a key of his own, presents Alice's session id: refused before the
+    // session sees the request, whatever he asks.
     let mut bob_in_alices = Session::open_keyed(&gate.url, &bob_key).await;
     bob_in_alices.id = alice.id.clone();
-    let peek = bob_in_alices.call("toolgate", json!({"command": "history"})).await;
-    assert_eq!(peek["code"], "BAD_REQUEST", "{peek}");
-    assert!(!peek.to_string().contains("alice's secret"), "{peek}");
-    let ran = bob_in_alices.call("echo", json!({"message": "bob's"})).await;
-    assert_eq!(ran["code"], "BAD_REQUEST", "{ran}");
-    let read = bob_in_alices
-        .request("resources/read", json!({"uri": "toolgate://history"}))
-        .await;
-    assert!(read["error"].is_object(), "{read}");
-    assert!(!read.to_string().contains("alice's secret"), "{read}");
+    for (method, params) in [
+        (
+            "tools/call",
+            json!({"name": "toolgate", "arguments": {"command": "history"}}),
+        ),
+        ("tools/call", json!({"name": "echo", "arguments": {"message": "bob's"}})),
+        ("resources/read", json!({"uri": "toolgate://history"})),
+    ] {
+        let message = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let answer = post(&bob_in_alices.http, &gate.url, Some(&alice.id), &message).await;
+        assert_eq!(answer.status(), 403, "{method}");
+        assert!(!answer.text().await.unwrap().contains("alice's secret"));
+    }
     // His own session works, and holds only his runs; Alice's holds only hers.
     let mut bob = Session::open_keyed(&gate.url, &bob_key).await;
     assert_eq!(bob.call("echo", json!({"message": "bob's"})).await["success"], true);

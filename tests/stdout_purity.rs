@@ -75,7 +75,7 @@ async fn start_raw(
 
 #[tokio::test]
 async fn a_line_over_the_cap_is_answered_with_its_id_and_the_session_goes_on() {
-    // Over toolgate's 16 MiB line cap; the id is the last member, as TypeScript's SDK
+    // Over toolgate's line cap; the id is the last member, as TypeScript's SDK
     // writes it. rmcp alone dropped the line with a log line and the client waited.
     let big = "a".repeat(toolgate::limits::STDIO_LINE_BYTES + 1);
     let line = format!(

@@ -14,6 +14,8 @@ mod demo;
 mod execution_modes;
 mod fetch_policy;
 mod history;
+mod hostile_http;
+mod hostile_validation;
 mod http;
 mod http_notifications;
 mod index_bounds;

@@ -87,6 +87,20 @@ pub struct Keys {
     pub keys: Vec<Key>,
 }
 
+/// Why `id` cannot name a key, if it is reserved: `anonymous` (and `anonymous@…`) names
+/// callers without a key, whose history and limits a key must never share, and
+/// `oauth:…` names OAuth principals. Compared without case.
+pub fn reserved(id: &str) -> Option<&'static str> {
+    let id = id.trim().to_ascii_lowercase();
+    if id == "anonymous" || id.starts_with("anonymous@") {
+        Some("the id \"anonymous\" names callers without a key; choose another")
+    } else if id.starts_with(super::oauth::PRINCIPAL_PREFIX) {
+        Some("ids beginning with \"oauth:\" name OAuth principals")
+    } else {
+        None
+    }
+}
+
 /// The lowercase hex SHA-256 of `key`.
 pub fn digest(key: &str) -> String {
     let sum = Sha256::digest(key.as_bytes());
@@ -110,8 +124,8 @@ impl Keys {
             if key.id.trim().is_empty() {
                 return Err(format!("entry {} has an empty id", i + 1));
             }
-            if key.id.starts_with(super::oauth::PRINCIPAL_PREFIX) {
-                return Err(format!("{at}: ids beginning with \"oauth:\" name OAuth principals"));
+            if let Some(why) = reserved(&key.id) {
+                return Err(format!("{at}: {why}"));
             }
             if keys.keys[..i].iter().any(|k| k.id == key.id) {
                 return Err(format!("{at}: the id is used twice"));
@@ -168,8 +182,8 @@ pub fn append(path: &Path, scopes: Vec<Scope>, id: Option<String>) -> Result<Str
     };
     let id = match id {
         Some(id) if id.trim().is_empty() => return Err("--id must not be empty".to_owned()),
-        Some(id) if id.starts_with(super::oauth::PRINCIPAL_PREFIX) => {
-            return Err("--id must not begin with \"oauth:\": such ids name OAuth principals".to_owned());
+        Some(id) if reserved(&id).is_some() => {
+            return Err(format!("--id {id:?}: {}", reserved(&id).unwrap_or_default()));
         }
         Some(id) => id,
         None => (1..)
@@ -233,6 +247,11 @@ mod tests {
         let sha = "0".repeat(64);
         let reserved = format!(r#"{{"keys":[{{"id":"oauth:x","sha256":"{sha}","scopes":["run"]}}]}}"#);
         assert!(Keys::parse(&reserved).unwrap_err().contains("oauth:"));
+        for id in ["anonymous", "Anonymous", " anonymous", "anonymous@10.0.0.1", "OAuth:x"] {
+            let doc = format!(r#"{{"keys":[{{"id":{id:?},"sha256":"{sha}","scopes":["run"]}}]}}"#);
+            assert!(Keys::parse(&doc).is_err(), "{id}");
+            assert!(append(&path, vec![Scope::Run], Some(id.into())).is_err(), "{id}");
+        }
         assert!(Keys::parse(r#"{"keys":[{"id":"a","sha256":"zz","scopes":["run"]}]}"#).is_err());
         assert!(Scope::parse_list("run,bogus").unwrap_err().contains("bogus"));
         assert_eq!(

@@ -79,6 +79,43 @@ impl Principal {
     pub fn may(&self, scope: Scope) -> bool {
         self.scopes.contains(&scope)
     }
+
+    /// Whose share of a per-principal cap this principal draws from: a key or token by
+    /// its id; an anonymous caller by its address, an IPv6 /64 (what one host is given)
+    /// as one and an IPv4-mapped address as its IPv4 address.
+    pub fn holder(&self) -> String {
+        if !self.anonymous {
+            return self.id.to_string();
+        }
+        match self.address.map(network) {
+            Some(net) => format!("anonymous@{net}"),
+            None => "anonymous".to_owned(),
+        }
+    }
+}
+
+/// The network an anonymous caller's address counts as: an IPv4 address, or the /64 of an
+/// IPv6 one (IPv4-mapped and -compatible forms as their IPv4 address).
+pub fn network(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(_) => address,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let segments = v6.segments();
+                IpAddr::V6(std::net::Ipv6Addr::new(
+                    segments[0],
+                    segments[1],
+                    segments[2],
+                    segments[3],
+                    0,
+                    0,
+                    0,
+                    0,
+                ))
+            }
+        },
+    }
 }
 
 /// The keys in force and the rule for callers without one. Cheap to clone.
@@ -329,7 +366,12 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
             return refuse(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", why.describe(), challenge);
         }
     };
-    let loopback_alone = !access.is_configured() && principal.address.is_some_and(|a| a.is_loopback());
+    // Without keys, a loopback caller may read `/metrics` only under a loopback Host: a
+    // page from elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) sends its
+    // own name.
+    let loopback_alone = !access.is_configured()
+        && principal.address.is_some_and(|a| a.is_loopback())
+        && loopback_host(request.headers());
     let lacking = match need {
         Need::Scope(scope) if !principal.may(scope) => Some(scope),
         Need::Admin if !principal.may(Scope::Admin) && !loopback_alone => Some(Scope::Admin),
@@ -415,6 +457,15 @@ fn refuse(status: StatusCode, code: &str, message: &str, challenge: Option<Heade
         answer.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
     }
     answer
+}
+
+/// Returns true if and only if the request's `Host` names a loopback host (with or
+/// without a port).
+fn loopback_host(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|host| is_loopback(&format!("{host}:0")) || is_loopback(host))
 }
 
 /// Returns true if and only if `listen` (`host:port`) names a loopback host.

@@ -41,6 +41,10 @@ pub struct Report {
     pub unserved: Vec<String>,
     /// `(slug, verdict, milliseconds)`.
     pub tools: Vec<(String, Verdict, u128)>,
+    /// What a tool's author should know but that does not fail the check: each input
+    /// schema pattern that needs a backtracking engine (values checked against it are
+    /// refused past a length).
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -73,6 +77,9 @@ impl Report {
                 }
             }
         }
+        for note in &self.notes {
+            out.push_str(&format!("note    {note}\n"));
+        }
         out.push_str(&format!(
             "{} passed, {} failed, {} skipped\n",
             counts[0], counts[2], counts[1]
@@ -92,7 +99,7 @@ pub async fn run(
     config: &Config,
     flags: &[(std::ffi::OsString, std::ffi::OsString)],
 ) -> Result<Report, String> {
-    let (unserved, uncallable) = unserved(config).await?;
+    let (unserved, uncallable, notes) = unserved(config).await?;
     let name = config.name.as_str();
     let source = config.source.setting();
     let mut cmd = tokio::process::Command::new(binary);
@@ -129,6 +136,7 @@ pub async fn run(
     let mut report = Report {
         unserved,
         tools: Vec::new(),
+        notes,
     };
     for row in rows {
         let slug = row["slug"].as_str().unwrap_or_default().to_owned();
@@ -153,7 +161,7 @@ pub async fn run(
 /// dropped as a duplicate (a withheld slug is still served, through the meta-tool). Also
 /// the slugs set aside: a server lists a tool whose schema does not compile (it compiles
 /// schemas on first use) though no call of it can run.
-async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>), String> {
+async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>, Vec<String>), String> {
     let (loaded, origin) = match &config.source {
         SourceSpec::Embedded => (load::embedded(), Origin::Local),
         SourceSpec::Dir(path) => (load::dir(path)?, Origin::Local),
@@ -168,7 +176,22 @@ async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>), Str
             (load::from_document(base, doc, false), Origin::Remote)
         }
     };
-    let (_, mut problems) = Snapshot::build(loaded.entries, origin);
+    let (snapshot, mut problems) = Snapshot::build(loaded.entries, origin);
+    let notes = snapshot
+        .tools()
+        .iter()
+        .filter_map(|tool| {
+            let compiled = crate::validate::compile(&tool.manifest.input_schema.value()).ok()?;
+            let places = compiled.backtracking().join("; ");
+            (!places.is_empty()).then(|| {
+                format!(
+                    "{}: its input schema has patterns that need a backtracking engine ({places}); values longer than {} bytes are refused against them",
+                    tool.slug(),
+                    crate::limits::PATTERN_SUBJECT_BYTES
+                )
+            })
+        })
+        .collect();
     let (_, refused) = Extras::build(loaded.resources, loaded.prompts, &crate::mcp::reserved(&config.name));
     problems.extend(refused);
     let set_aside = problems
@@ -189,7 +212,7 @@ async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>), Str
         Problem::Refused { .. } => Some(p.to_string()),
         Problem::Withheld { .. } | Problem::Trimmed { .. } => None,
     }));
-    Ok((unserved, set_aside))
+    Ok((unserved, set_aside, notes))
 }
 
 enum Step {

@@ -41,6 +41,10 @@ pub struct Connections {
     /// Time allowed to send a request head, from the connection's start or its previous
     /// answer. By default, [`HTTP_HEADER_TIMEOUT`].
     pub header_timeout: Duration,
+    /// Time a request body may take before it must keep arriving at
+    /// [`crate::limits::HTTP_BODY_MIN_RATE`] (`edge::body`). By default,
+    /// [`crate::limits::HTTP_BODY_TIMEOUT`].
+    pub body_timeout: Duration,
 }
 
 impl Default for Connections {
@@ -49,6 +53,7 @@ impl Default for Connections {
             max: HTTP_MAX_CONNECTIONS,
             per_address: HTTP_MAX_CONNECTIONS_PER_ADDRESS,
             header_timeout: HTTP_HEADER_TIMEOUT,
+            body_timeout: crate::limits::HTTP_BODY_TIMEOUT,
         }
     }
 }
@@ -197,6 +202,7 @@ mod tests {
             max: 3,
             per_address: 2,
             header_timeout: HTTP_HEADER_TIMEOUT,
+            body_timeout: crate::limits::HTTP_BODY_TIMEOUT,
         };
         let places = Arc::new(Mutex::new(Places::default()));
         let a: IpAddr = [127, 0, 0, 1].into();

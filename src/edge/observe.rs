@@ -56,7 +56,7 @@ pub async fn observe(mut request: Request, next: Next) -> Response {
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "other".to_owned(), |p| p.as_str().to_owned());
-    let method = request.method().as_str().to_owned();
+    let method = metrics::method_label(request.method().as_str());
     let path = request.uri().path().to_owned();
     request.extensions_mut().insert(id.clone());
     let mut answer = next.run(request).await;

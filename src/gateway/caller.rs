@@ -57,6 +57,14 @@ impl Caller {
         }
     }
 
+    /// A new caller whose session belongs to `principal` (an HTTP session, from its
+    /// `initialize`): another principal is refused by [`Caller::acting_as`].
+    pub fn owned_by(principal: Principal) -> Caller {
+        let caller = Caller::new();
+        let _ = caller.owner_principal.set(principal.id.clone());
+        caller
+    }
+
     /// This caller (the same history and REPL sessions) acting as `principal` for one
     /// call. The first principal to call owns the session; another is refused, so a
     /// session id alone reaches nobody else's runs.

@@ -235,12 +235,14 @@ impl Gateway {
             },
             _ => Ok(None),
         };
-        let produced = match admitted.and_then(|place| {
-            entry
-                .validator()
-                .and_then(|v| v.check(entry.name(), &params))
-                .map(|()| place)
-        }) {
+        let (checked, params) = match admitted {
+            Ok(place) => {
+                let (checked, params) = validate(entry, params).await;
+                (checked.map(|()| place), params)
+            }
+            Err(e) => (Err(e), params),
+        };
+        let produced = match checked {
             Err(e) => Produced::refused(e),
             Ok(_place) => tokio::select! {
                 produced = self.dispatch(caller, entry, &params, cancel) => produced,
@@ -351,6 +353,24 @@ impl Gateway {
     pub fn nyxilum(&self) -> &crate::exec::nyxilum::Nyxilum {
         self.exec.nyxilum()
     }
+}
+
+/// Checks `params` against `entry`'s input schema, on a blocking thread when they are
+/// heavy enough to hold an async worker ([`crate::validate::Compiled::is_heavy`]), and
+/// hands them back. A check that could not finish (its thread panicked) is an internal
+/// error, its params `null`.
+pub async fn validate(entry: &Entry, params: Value) -> (Result<(), Error>, Value) {
+    let validator = match entry.validator() {
+        Ok(v) => v,
+        Err(e) => return (Err(e), params),
+    };
+    if !validator.is_heavy(&params) {
+        return (validator.check(entry.name(), &params), params);
+    }
+    let name = entry.name().to_owned();
+    tokio::task::spawn_blocking(move || (validator.check(&name, &params), params))
+        .await
+        .unwrap_or_else(|e| (Err(Error::Internal(format!("validation stopped: {e}"))), Value::Null))
 }
 
 /// Stores a finished run of `entry` in its caller's history, and counts it in the

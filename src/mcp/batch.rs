@@ -80,14 +80,14 @@ pub(crate) async fn batch(
             Some(p) => p.clone(),
         };
         let checked = match gateway.resolve_holding(slug, Reach::Meta, &mut snapshot).await {
-            Ok(entry) => entry
-                .validator()
-                .and_then(|v| v.check(entry.name(), &params))
-                .map(|()| entry),
+            Ok(entry) => match crate::gateway::validate(&entry, params).await {
+                (Ok(()), params) => Ok((entry, params)),
+                (Err(e), _) => Err(e),
+            },
             Err(e) => Err(e),
         };
         match checked {
-            Ok(entry) => planned.push((index, entry, params)),
+            Ok((entry, params)) => planned.push((index, entry, params)),
             Err(e) => problems.push(problem(e.code(), e.to_string())),
         }
     }

@@ -64,10 +64,14 @@ impl Handler {
 
     /// A handler for a new session: the same gateway and listing, a caller of its own
     /// (an empty history, no REPL sessions) and its own record of what the client saw and
-    /// subscribed to.
+    /// subscribed to. Over HTTP the session belongs to `owner`, the principal of its
+    /// `initialize`, from the start.
     #[must_use]
-    pub fn for_new_session(&self) -> Handler {
-        let caller = Caller::new();
+    pub fn for_new_session(&self, owner: Option<Principal>) -> Handler {
+        let caller = match owner {
+            Some(principal) => Caller::owned_by(principal),
+            None => Caller::new(),
+        };
         let mut ending = Ending::new(&self.gateway, &caller);
         ending.counted = true;
         crate::metrics::get().sessions(1);

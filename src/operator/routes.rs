@@ -15,6 +15,7 @@ use serde_json::json;
 use crate::access::{self, Access, Face, Principal};
 use crate::api::{ErrorBody, Health, RunAnswer, RunRequest, SourceAnswer};
 use crate::catalogue::Snapshot;
+use crate::edge::body::{self, Bodies};
 use crate::edge::observe::{self, RequestId};
 use crate::edge::{self, Connections, probes};
 use crate::error::Error;
@@ -64,7 +65,9 @@ pub async fn serve(
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     let tools = gateway.snapshot().await.map(|s| s.tools().len()).unwrap_or(0);
+    let bodies = Bodies::new(RUN_BODY_BYTES, false).with_grace(connections.body_timeout);
     let app = router(gateway.clone())
+        .layer(axum::middleware::from_fn_with_state(bodies, body::limit))
         .merge(probes::router(gateway))
         .merge(observe::router())
         .layer(axum::middleware::from_fn_with_state(

@@ -6,8 +6,11 @@
 //! catalogue and advertised list are shared, the history and REPL sessions are not. A
 //! stateless request is a session of one request, so it keeps no history.
 //!
-//! In front of rmcp: a cap on live sessions (a new one beyond it is answered 503 with
-//! `Retry-After`), and at shutdown (SIGTERM/SIGINT) the listener stops accepting, running
+//! In front of rmcp: request bodies read within a size, a time rule and a shared budget,
+//! and checked for nesting and size before rmcp parses them (`edge::body`); sessions
+//! capped and owned where they are made (`sessions.rs`: beyond the global cap or the
+//! principal's a new one is answered 503 with `Retry-After`; a request naming another
+//! principal's session is answered 403, an unreadable `Mcp-Session-Id` 400); and at shutdown (SIGTERM/SIGINT) the listener stops accepting, running
 //! calls get [`HTTP_SHUTDOWN_GRACE`] to answer, then every session is ended (its calls
 //! cancelled). Host and Origin are checked by rmcp against [`HttpSettings`]' allowlists
 //! (loopback names by default, per the spec's DNS-rebinding rule); request bodies are
@@ -23,10 +26,14 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use super::sessions::{self, Admission, Refusal, Sessions};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::access::Principal;
 use crate::access::{self, Access, Face};
+use crate::edge::body::{self, Bodies};
 use crate::edge::{self, Connections, observe, probes};
 use crate::limits::{HTTP_BODY_BYTES, HTTP_SESSION_RETRY_AFTER, HTTP_SHUTDOWN_GRACE, HTTP_SSE_KEEP_ALIVE};
 use crate::mcp::Handler;
@@ -50,6 +57,8 @@ pub struct HttpSettings {
     pub session_idle: Duration,
     /// Sessions alive at once; a new one beyond this is answered 503.
     pub max_sessions: usize,
+    /// Sessions one principal may hold at once; a new one beyond this is answered 503.
+    pub max_sessions_per_principal: usize,
 }
 
 /// Accepted range of `TOOLGATE_HTTP_SESSION_IDLE_MS`: a second to a day.
@@ -68,7 +77,9 @@ impl HttpSettings {
         origins: &str,
         idle_ms: u64,
         max_sessions: u64,
+        per_principal: Option<u64>,
     ) -> Result<HttpSettings, String> {
+        let per_principal = per_principal.unwrap_or((max_sessions / 8).max(1));
         let listen = listen.trim();
         let port = listen.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
         if !matches!(port, Some(Ok(_))) {
@@ -95,6 +106,11 @@ impl HttpSettings {
         for (name, value, range) in [
             ("TOOLGATE_HTTP_SESSION_IDLE_MS", idle_ms, SESSION_IDLE_MS_RANGE),
             ("TOOLGATE_HTTP_MAX_SESSIONS", max_sessions, MAX_SESSIONS_RANGE),
+            (
+                "TOOLGATE_HTTP_MAX_SESSIONS_PER_PRINCIPAL",
+                per_principal,
+                MAX_SESSIONS_RANGE,
+            ),
         ] {
             if !range.contains(&value) {
                 return Err(format!("{name}={value} is outside {}..={}", range.start(), range.end()));
@@ -106,6 +122,7 @@ impl HttpSettings {
             allowed_origins,
             session_idle: Duration::from_millis(idle_ms),
             max_sessions: usize::try_from(max_sessions).unwrap_or(usize::MAX),
+            max_sessions_per_principal: usize::try_from(per_principal).unwrap_or(usize::MAX),
         })
     }
 }
@@ -132,7 +149,11 @@ pub async fn serve(
     // with it.
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(settings.session_idle);
-    let sessions = Arc::new(manager);
+    let sessions = Arc::new(Sessions::new(
+        manager,
+        settings.max_sessions,
+        settings.max_sessions_per_principal,
+    ));
     let ended = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(
@@ -152,14 +173,18 @@ pub async fn serve(
         .with_sse_keep_alive(Some(HTTP_SSE_KEEP_ALIVE))
         .with_cancellation_token(ended.child_token());
     let template = handler;
-    let service = StreamableHttpService::new(move || Ok(template.for_new_session()), sessions.clone(), config);
-    let cap = Cap {
-        sessions,
-        max: settings.max_sessions,
-    };
+    // The factory runs inside the request (for a session's `initialize` or a stateless
+    // request), so the handler's caller belongs to the request's principal from the start.
+    let service = StreamableHttpService::new(
+        move || Ok(template.for_new_session(sessions::principal())),
+        sessions.clone(),
+        config,
+    );
+    let bodies = Bodies::new(HTTP_BODY_BYTES, true).with_grace(connections.body_timeout);
     let app = Router::new()
         .nest_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(cap, limit_sessions))
+        .layer(middleware::from_fn_with_state(sessions, own_sessions))
+        .layer(middleware::from_fn_with_state(bodies, body::limit))
         .merge(probes)
         .merge(observe::router())
         .layer(middleware::from_fn_with_state((access, Face::Mcp), access::enforce))
@@ -182,35 +207,55 @@ pub async fn serve(
     Ok(())
 }
 
-/// The live-session cap, checked before rmcp sees a request.
-#[derive(Clone)]
-struct Cap {
-    sessions: Arc<LocalSessionManager>,
-    max: usize,
-}
-
-/// Answers 503 with `Retry-After` to a request that would start a session (a POST with
-/// no `Mcp-Session-Id`) while [`Cap::max`] sessions are alive, and 200 to a session's
-/// `DELETE` that rmcp accepted.
-async fn limit_sessions(State(cap): State<Cap>, request: Request, next: Next) -> Response {
-    let starts = request.method() == Method::POST && !request.headers().contains_key("mcp-session-id");
-    if starts && cap.sessions.sessions.read().await.len() >= cap.max {
-        let mut answer = (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "toolgate serves at most {} MCP sessions at once; retry when one has ended",
-                cap.max
+/// Sessions as `sessions.rs` says: a request naming a session must come from its owner
+/// (and name it readably); the request runs as its principal's [`Admission`], so a
+/// session it makes is capped and owned; a refusal by cap is answered 503 with
+/// `Retry-After`. A session's `DELETE` that rmcp accepted is answered 200.
+async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
+    let principal = request.extensions().get::<Principal>().cloned();
+    if let Some(value) = request.headers().get("mcp-session-id") {
+        let Ok(id) = value.to_str() else {
+            return (
+                StatusCode::BAD_REQUEST,
+                "Mcp-Session-Id must be visible ASCII, as the server gave it",
+            )
+                .into_response();
+        };
+        if let (Some(owner), Some(principal)) = (sessions.owner(id), &principal)
+            && owner != principal.id
+        {
+            crate::metrics::get().edge_refused("session_owner");
+            return (
+                StatusCode::FORBIDDEN,
+                "this MCP session belongs to another principal; start a session of your own",
+            )
+                .into_response();
+        }
+    }
+    let ending = request.method() == Method::DELETE;
+    let admission = Admission::new(principal);
+    let mut answer = sessions::admit(admission.clone(), next.run(request)).await;
+    if let Some(refusal) = admission.refused() {
+        let (reason, message) = match refusal {
+            Refusal::Global(max) => (
+                "sessions_global",
+                format!("toolgate serves at most {max} MCP sessions at once; retry when one has ended"),
             ),
-        )
-            .into_response();
+            Refusal::Principal(max) => (
+                "sessions_principal",
+                format!(
+                    "toolgate serves at most {max} MCP sessions of one caller at once; end one (DELETE) or retry when one has expired"
+                ),
+            ),
+        };
+        crate::metrics::get().edge_refused(reason);
+        let mut answer = (StatusCode::SERVICE_UNAVAILABLE, message).into_response();
         answer.headers_mut().insert(
             header::RETRY_AFTER,
             HeaderValue::from(HTTP_SESSION_RETRY_AFTER.as_secs()),
         );
         return answer;
     }
-    let ending = request.method() == Method::DELETE;
-    let mut answer = next.run(request).await;
     // rmcp answers a session's DELETE 202; the Python SDK takes anything but 200 or 204
     // for a failed termination and says so on its log. The session is gone either way.
     if ending && answer.status() == StatusCode::ACCEPTED {
@@ -225,19 +270,20 @@ mod tests {
 
     #[test]
     fn settings_are_checked_and_say_what_they_accept() {
-        let ok = HttpSettings::parse("127.0.0.1:0", "gw.example.com, gw.example.com:443", "", 60_000, 8);
+        let ok = HttpSettings::parse("127.0.0.1:0", "gw.example.com, gw.example.com:443", "", 60_000, 8, None);
         let ok = ok.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(ok.allowed_hosts, ["gw.example.com", "gw.example.com:443"]);
         assert_eq!(ok.max_sessions, 8);
-        let no_port = HttpSettings::parse("127.0.0.1", "", "", 60_000, 8)
+        assert_eq!(ok.max_sessions_per_principal, 1, "an eighth, at least one");
+        let no_port = HttpSettings::parse("127.0.0.1", "", "", 60_000, 8, None)
             .err()
             .unwrap_or_default();
         assert!(no_port.contains("host:port"), "{no_port}");
-        let bad_origin = HttpSettings::parse("[::1]:8765", "", "app.example.com", 60_000, 8)
+        let bad_origin = HttpSettings::parse("[::1]:8765", "", "app.example.com", 60_000, 8, None)
             .err()
             .unwrap_or_default();
         assert!(bad_origin.contains("scheme"), "{bad_origin}");
-        let zero = HttpSettings::parse("127.0.0.1:1", "", "", 60_000, 0)
+        let zero = HttpSettings::parse("127.0.0.1:1", "", "", 60_000, 0, None)
             .err()
             .unwrap_or_default();
         assert!(zero.contains("TOOLGATE_HTTP_MAX_SESSIONS"), "{zero}");

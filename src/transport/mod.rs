@@ -4,5 +4,6 @@
 
 pub mod http;
 mod lines;
+mod sessions;
 pub mod stdio;
 mod triage;

@@ -27,6 +27,9 @@ use serde_json::{Value, json};
 /// JSON-RPC 2.0 "Invalid Request".
 pub(super) const INVALID_REQUEST: i64 = -32600;
 
+/// JSON-RPC 2.0 "Parse error".
+pub(super) const PARSE_ERROR: i64 = -32700;
+
 /// JSON-RPC 2.0 "Invalid params".
 pub(super) const INVALID_PARAMS: i64 = -32602;
 
@@ -45,6 +48,15 @@ pub(super) enum Triage {
 /// parsed once, as rmcp would; only a line it cannot use is parsed again as plain JSON.
 pub(super) fn triage(line: &[u8]) -> Triage {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    // Parsing multiplies a message (5.5 million `{}` held 1.25 GB): its shape is
+    // checked first, from its bytes.
+    if let Err(exceeded) = crate::message::scan(line) {
+        return Triage::Reply(error(
+            id_at_ends(line).unwrap_or(Value::Null),
+            INVALID_REQUEST,
+            &format!("Invalid request: {exceeded}"),
+        ));
+    }
     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
         Ok(rmcp::model::JsonRpcMessage::Request(request)) => {
             if let rmcp::model::ClientRequest::CustomRequest(custom) = &request.request
@@ -60,7 +72,12 @@ pub(super) fn triage(line: &[u8]) -> Triage {
             Triage::Message(Box::new(rmcp::model::JsonRpcMessage::Request(request)))
         }
         Ok(message) => Triage::Message(Box::new(message)),
-        Err(e) if e.is_syntax() || e.is_eof() => Triage::Ignore(format!("not JSON: {e}")),
+        // A request whose text breaks JSON inside (a lone surrogate `\ud800`, a bad
+        // escape) but whose id is readable is answered; garbage is not.
+        Err(e) if e.is_syntax() || e.is_eof() => match id_at_ends(line) {
+            Some(id) => Triage::Reply(error(id, PARSE_ERROR, &format!("Parse error: {e}"))),
+            None => Triage::Ignore(format!("not JSON: {e}")),
+        },
         Err(e) => match serde_json::from_slice::<Value>(line) {
             Ok(value) => undecodable(&value, &e.to_string()),
             Err(e) => Triage::Ignore(format!("not JSON: {e}")),
@@ -204,6 +221,12 @@ pub(super) fn overlong_reply(over: &Overlong, cap: usize) -> Value {
     )
 }
 
+/// The line's top-level `id`, when its first or last bytes show it.
+fn id_at_ends(line: &[u8]) -> Option<Value> {
+    let keep = crate::limits::STDIO_ID_SEARCH_BYTES.min(line.len());
+    leading_id(&line[..keep]).or_else(|| trailing_id(&line[line.len() - keep..]))
+}
+
 /// The `id` among the members that open the object, read with a real JSON parser until
 /// the text runs out (the cut falls inside a long value). The parser's own verdict is
 /// not used: it fails on the cut text even after the `id` was read.
@@ -315,6 +338,38 @@ mod tests {
         ] {
             assert!(matches!(triage(line.as_bytes()), Triage::Ignore(_)), "{line}");
         }
+    }
+
+    #[test]
+    fn a_request_that_breaks_json_inside_is_answered_with_its_id() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":{"s":"\ud800"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","arguments":{"s":"\ud800"}},"id":5}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping","params":{"s":"\q"}}"#,
+        ] {
+            let r = reply(line);
+            assert_eq!(r["id"], 5, "{line}: {r}");
+            assert_eq!(r["error"]["code"], PARSE_ERROR, "{line}: {r}");
+        }
+    }
+
+    #[test]
+    fn a_message_too_deep_or_too_full_is_refused_unparsed_with_its_id() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{}1{}}}}}}}"#,
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        let r = reply(&deep);
+        assert_eq!(r["id"], 6);
+        assert!(r["error"]["message"].as_str().unwrap().contains("deeper than"), "{r}");
+        let full = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{{"a":[{}{{}}]}}}}"#,
+            "{},".repeat(200_000)
+        );
+        let r = reply(&full);
+        assert_eq!(r["id"], 7);
+        assert!(r["error"]["message"].as_str().unwrap().contains("more than"), "{r}");
     }
 
     fn overlong(line: &str, keep: usize) -> Value {

@@ -1,0 +1,107 @@
+//! What one JSON message may hold before it is parsed: a nesting depth and a count of
+//! containers, members and elements, read from its bytes in one pass with no allocation.
+//!
+//! Parsing multiplies a message: 15.7 MiB of `{}` parsed into 5.5 million maps held
+//! 1.25 GB. The stdio transport and both HTTP servers scan each message first and refuse
+//! one past [`MESSAGE_DEPTH`] or [`MESSAGE_VALUES`], so what a message can cost once
+//! parsed is bounded by these numbers, not by its size alone. A leaf: no HTTP or MCP
+//! type.
+
+use crate::limits::{MESSAGE_DEPTH, MESSAGE_VALUES};
+
+/// What a scanned message holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Deepest nesting of objects and arrays.
+    pub depth: usize,
+    /// Objects and arrays, plus the separators between their members and elements: about
+    /// one per value.
+    pub values: usize,
+}
+
+/// Why a message is refused unparsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exceeded {
+    /// It nests deeper than the limit.
+    Depth(usize),
+    /// It holds more values than the limit.
+    Values(usize),
+}
+
+impl std::fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exceeded::Depth(limit) => write!(
+                f,
+                "the message nests objects and arrays deeper than {limit} levels; it was refused unparsed"
+            ),
+            Exceeded::Values(limit) => write!(
+                f,
+                "the message holds more than {limit} values (objects, arrays, members and elements); it was refused unparsed"
+            ),
+        }
+    }
+}
+
+/// Scans `bytes` (JSON text, not checked further: the parser does that) against
+/// [`MESSAGE_DEPTH`] and [`MESSAGE_VALUES`].
+pub fn scan(bytes: &[u8]) -> Result<Shape, Exceeded> {
+    scan_within(bytes, MESSAGE_DEPTH, MESSAGE_VALUES)
+}
+
+/// [`scan`] with the given limits.
+pub fn scan_within(bytes: &[u8], max_depth: usize, max_values: usize) -> Result<Shape, Exceeded> {
+    let mut depth = 0usize;
+    let mut shape = Shape { depth: 0, values: 0 };
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max_depth {
+                    return Err(Exceeded::Depth(max_depth));
+                }
+                shape.depth = shape.depth.max(depth);
+                shape.values += 1;
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' => shape.values += 1,
+            _ => continue,
+        }
+        if shape.values > max_values {
+            return Err(Exceeded::Values(max_values));
+        }
+    }
+    Ok(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_and_values_are_counted_outside_strings_only() {
+        let shape = scan_within(br#"{"a":[1,2,{"b":"[[[{,,,\"]]"}]}"#, 10, 100).unwrap();
+        assert_eq!(shape.depth, 3);
+        assert_eq!(shape.values, 5, "three containers and two separators");
+        assert_eq!(scan_within(b"[[[[1]]]]", 3, 100), Err(Exceeded::Depth(3)));
+        let many = format!("[{}{{}}]", "{},".repeat(50));
+        assert_eq!(scan_within(many.as_bytes(), 10, 100), Err(Exceeded::Values(100)));
+        assert!(scan_within(many.as_bytes(), 10, 200).is_ok());
+        assert!(
+            scan(br#""\\" [[["#).is_ok(),
+            "an escaped backslash ends before the quote"
+        );
+    }
+}
