@@ -97,6 +97,11 @@ impl Session {
         Some(session)
     }
 
+    /// Its `Mcp-Session-Id`.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     async fn post(&self, body: &Value) -> reqwest::Result<reqwest::Response> {
         let mut request = self
             .http

@@ -181,12 +181,18 @@ pub async fn serve(
         config,
     );
     let bodies = Bodies::new(HTTP_BODY_BYTES, true).with_grace(connections.body_timeout);
+    // `/metrics` is held to the Host rule rmcp applies to `/mcp`.
+    let hosts: Arc<[String]> = LOOPBACK_HOSTS
+        .iter()
+        .map(|h| (*h).to_owned())
+        .chain(settings.allowed_hosts.iter().cloned())
+        .collect();
     let app = Router::new()
         .nest_service("/mcp", service)
         .layer(middleware::from_fn_with_state(sessions, own_sessions))
         .layer(middleware::from_fn_with_state(bodies, body::limit))
         .merge(probes)
-        .merge(observe::router())
+        .merge(observe::router().layer(middleware::from_fn_with_state(hosts, check_host)))
         .layer(middleware::from_fn_with_state((access, Face::Mcp), access::enforce))
         .layer(middleware::from_fn(observe::observe));
     eprintln!("toolgate MCP over Streamable HTTP at http://{addr}/mcp");
@@ -205,6 +211,36 @@ pub async fn serve(
         let _ = tokio::time::timeout(HTTP_SHUTDOWN_GRACE, &mut server).await;
     }
     Ok(())
+}
+
+/// Answers 403 to a request whose `Host` is not one of `hosts` (a name alone allows it on
+/// any port; `name:port` on that port): a page elsewhere whose name resolves to this
+/// server (DNS rebinding) sends its own name.
+async fn check_host(State(hosts): State<Arc<[String]>>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok());
+    if host.is_some_and(|host| host_allowed(host, &hosts)) {
+        return next.run(request).await;
+    }
+    (
+        StatusCode::FORBIDDEN,
+        "this Host is not one this server answers to (TOOLGATE_HTTP_ALLOWED_HOSTS)",
+    )
+        .into_response()
+}
+
+/// Returns true if and only if `host` (a `Host` header: `name`, `name:port`,
+/// `[v6]:port`) matches an entry of `allowed` by name alone or with its port.
+fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let host = host.trim();
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if !name.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && !name.ends_with(':') => {
+            name
+        }
+        _ => host,
+    };
+    allowed
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(name))
 }
 
 /// Sessions as `sessions.rs` says: a request naming a session must come from its owner
@@ -267,6 +303,20 @@ async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, n
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_matches_by_name_or_name_and_port() {
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "[::1]", "gw.example.com:443"]
+            .iter()
+            .map(|h| (*h).to_owned())
+            .collect();
+        for ok in ["localhost", "localhost:8765", "127.0.0.1:1", "[::1]:80", "gw.example.com:443"] {
+            assert!(host_allowed(ok, &allowed), "{ok}");
+        }
+        for refused in ["evil.example", "gw.example.com", "gw.example.com:80", "127.0.0.1.evil:80", "::1"] {
+            assert!(!host_allowed(refused, &allowed), "{refused}");
+        }
+    }
 
     #[test]
     fn settings_are_checked_and_say_what_they_accept() {
