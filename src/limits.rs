@@ -680,3 +680,45 @@ impl Default for Limits {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Work done for a caller is charged to that caller: the history's recording budgets and
+// the shares of the places runs take.
+// ---------------------------------------------------------------------------------------
+
+/// Values and keys of one input that history visits to find its secret values (to mask
+/// them wherever else the run shows them). An input with more keeps no text in history,
+/// only a note saying why and its size: finding the secrets of a 14 MB input of 1.2
+/// million strings once took 22 s. Such an input could never be stored whole anyway
+/// (each value costs at least two of the [`HISTORY_PAYLOAD_CHARS`]), so only the start
+/// of its text is lost. Recording the worst inputs within these budgets takes under a
+/// millisecond (release build, see `docs/security/charged-work.md`).
+pub const HISTORY_SCAN_ITEMS: usize = 10_000;
+
+/// Bytes of object keys of one input that history reads while it looks for secret
+/// values (each key is checked against the secret-name rule, about 10 ns a byte); past
+/// it, as past [`HISTORY_SCAN_ITEMS`].
+pub const HISTORY_SCAN_KEY_BYTES: usize = 32 * 1024;
+
+/// Distinct secret texts of one input history hunts for in the rest of the run (a value
+/// and its escaped form count apart); past it, as past [`HISTORY_SCAN_ITEMS`]. An input
+/// carrying more than a few dozen credentials is not one a person reads back.
+pub const HISTORY_SECRET_VALUES: usize = 256;
+
+/// Bytes of those secret texts together: they become one matcher, whose size and build
+/// time follow them. A private key in PEM is about 3 KiB.
+pub const HISTORY_SECRET_BYTES: usize = 16 * 1024;
+
+/// Bytes of a payload's strings (its keys included) history scrubs of secret texts
+/// before it stores the payload; past it, the stored text ends where the scrubbing did
+/// (and says it was cut). Masks can shorten a text, so this is four times the cap.
+pub const HISTORY_SCRUB_BYTES: usize = 4 * HISTORY_PAYLOAD_CHARS;
+
+/// Levels of nesting kept of a stored result; values below become `"[deep]"`. Results
+/// are read back from their stored text, which JSON readers take to 128 levels.
+pub const HISTORY_RESULT_DEPTH: usize = 64;
+
+/// Bytes of JSON history measures of an input whose text it does not keep (a refused
+/// call's, one past the scan budget), to state its size; a larger one is said to be
+/// larger than this.
+pub const HISTORY_MEASURE_BYTES: usize = 64 * 1024;

@@ -154,16 +154,31 @@ impl Limiter {
     /// one of its places, waited for at most [`Rates::queue_wait`]. Refused with
     /// `RATE_LIMITED` and when to retry.
     pub async fn run(&self, principal: &Principal) -> Result<Place, Error> {
+        self.take(principal)?;
+        self.place(principal).await
+    }
+
+    /// Takes one run from `principal`'s run bucket (at its own rate), at once: the first
+    /// step of admitting a run, made before anything of the call is read or checked, so
+    /// a principal past its rate costs nothing more. Refused with `RATE_LIMITED` and when
+    /// to retry.
+    pub fn take(&self, principal: &Principal) -> Result<(), Error> {
         let holder = Holder::of(principal);
-        if let Err(wait) = self.runs.take(&holder, principal.per_minute) {
-            return Err(Error::RateLimited {
+        self.runs
+            .take(&holder, principal.per_minute)
+            .map_err(|wait| Error::RateLimited {
                 what: format!(
                     "\"{}\" may start {} runs a minute and has used them",
                     principal.id, principal.per_minute
                 ),
                 retry_after: Some(wait),
-            });
-        }
+            })
+    }
+
+    /// One of `principal`'s places among its runs at once, waited for at most
+    /// [`Rates::queue_wait`]; `RATE_LIMITED` past it.
+    pub async fn place(&self, principal: &Principal) -> Result<Place, Error> {
+        let holder = Holder::of(principal);
         let places = {
             let mut all = self.places.lock().unwrap_or_else(|p| p.into_inner());
             all.entry(holder)

@@ -142,18 +142,6 @@ async fn run(
     request: Option<Extension<RequestId>>,
     body: Bytes,
 ) -> Response {
-    let params: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
-        RunRequest { params: json!({}) }
-    } else {
-        match serde_json::from_slice(&body) {
-            Ok(r) => r,
-            Err(e) => {
-                return error(&Error::BadRequest(format!(
-                    "the body must be {{\"params\": {{...}}}}: {e}"
-                )));
-            }
-        }
-    };
     let (snapshot, i) = match exact(&gw, &slug).await {
         Ok(found) => found,
         Err(e) => return error(&e),
@@ -170,7 +158,30 @@ async fn run(
         None => Caller::new(),
     }
     .with_request(request.map(|Extension(id)| id.0));
-    let run = gw.call(&caller, &entry, params.params, &CancellationToken::new()).await;
+    // The principal's run rate is checked before the body is parsed, so a principal past
+    // it costs no parsing, whatever it sends.
+    let ticket = match gw.admit(&caller, &entry) {
+        Ok(ticket) => ticket,
+        Err(e) => {
+            gw.refuse(&caller, &entry, e.clone(), body.len());
+            return error(&e);
+        }
+    };
+    let params: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        RunRequest { params: json!({}) }
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(r) => r,
+            Err(e) => {
+                return error(&Error::BadRequest(format!(
+                    "the body must be {{\"params\": {{...}}}}: {e}"
+                )));
+            }
+        }
+    };
+    let run = gw
+        .call_admitted(&caller, &entry, params.params, Ok(ticket), &CancellationToken::new())
+        .await;
     let duration_ms = run.duration.as_millis() as u64;
     let output = run.produced.output;
     match run.produced.ended {
