@@ -82,9 +82,11 @@ pub const JS_TIMER_MAX: Duration = Duration::from_secs(86_400);
 /// stuck in a native call past its deadline still counts.
 pub const JS_CONCURRENT_RUNS: usize = 8;
 
-/// Heap all running JavaScript engines may hold together: each run reserves its own heap
-/// cap from this budget before it starts, so eight 512 MiB heap bombs cannot hold 4 GiB.
-pub const JS_TOTAL_HEAP_BYTES: usize = 2 * 1024 * 1024 * 1024;
+/// Memory all running JavaScript runs may hold together: each run reserves its heap cap
+/// and its fetch allowance ([`FETCH_RUN_BYTES`]) from this budget before it starts, so
+/// eight 512 MiB heap bombs cannot hold 4 GiB, nor eight runs' fetch bodies another 1
+/// GiB outside it. Four runs at the default heap cap (2,112 MiB).
+pub const JS_TOTAL_HEAP_BYTES: usize = 4 * (JS_HEAP_BYTES + FETCH_RUN_BYTES);
 /// Redirects one `fetch` from JavaScript follows before it rejects with a `TypeError`:
 /// 20, as the fetch standard says. Each hop is checked against the address policy
 /// before it is requested.
@@ -722,3 +724,23 @@ pub const HISTORY_RESULT_DEPTH: usize = 64;
 /// call's, one past the scan budget), to state its size; a larger one is said to be
 /// larger than this.
 pub const HISTORY_MEASURE_BYTES: usize = 64 * 1024;
+
+/// Bytes of `fetch` bodies one JavaScript run may have the server hold at once (request
+/// bodies being sent, response bodies until its worker has them): two bodies of the
+/// largest size ([`FETCH_BODY_BYTES`]). It is reserved with the run's heap from
+/// [`JS_TOTAL_HEAP_BYTES`], so the bodies of every run at once stay within that budget
+/// (8 runs × 16 requests × 8 MiB once held 693 MB outside it); a body that would pass it
+/// fails its `fetch` with a `TypeError` saying so.
+pub const FETCH_RUN_BYTES: usize = 2 * FETCH_BODY_BYTES;
+
+/// REPL sessions one principal (over HTTP; one MCP session over stdio) may hold at once,
+/// of the [`REPL_SESSIONS`]: two principals together hold four of the five, so a third
+/// still gets one.
+pub const REPL_SESSIONS_PER_PRINCIPAL: usize = 2;
+
+/// The slowest rate at which a JavaScript worker must take in the body of a frame the
+/// server sends it (a `fetch` answer) on top of [`JS_WORKER_STOP_GRACE`], in bytes a
+/// second: 8 MiB then has 0.6 s. A worker that reads slower is taken for stuck and
+/// killed; with the bare grace, a worker descheduled on a busy machine was killed while
+/// a 7 MB answer crossed the pipe.
+pub const WORKER_BODY_BYTES_PER_SECOND: usize = 16 * 1024 * 1024;

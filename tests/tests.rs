@@ -15,6 +15,7 @@ mod execution_modes;
 mod fetch_policy;
 mod history;
 mod hostile_history;
+mod hostile_shares;
 mod http;
 mod http_notifications;
 mod index_bounds;

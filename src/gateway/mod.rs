@@ -334,7 +334,13 @@ impl Gateway {
             Entry::Catalogue { tool, snapshot } => {
                 match self
                     .exec
-                    .run(snapshot.origin(), self.store.api(), tool, params.clone(), cancel)
+                    .run(
+                        snapshot.origin(),
+                        self.store.api(),
+                        tool,
+                        params.clone(),
+                        (&caller.party(), cancel),
+                    )
                     .await
                 {
                     Ok(o) => {
@@ -362,7 +368,11 @@ impl Gateway {
             Entry::Builtin(b) => match b.kind {
                 Kind::Snippet { typescript } => {
                     let code = params.get("code").and_then(Value::as_str).unwrap_or_default();
-                    let out = self.exec.js().run_snippet(code, typescript, cancel).await;
+                    let out = self
+                        .exec
+                        .js()
+                        .run_snippet(code, typescript, &caller.party(), cancel)
+                        .await;
                     let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
                     let result_cut = out.captured.result_truncated.then_some(self.limits.result_chars);
                     Produced::reached(
@@ -376,7 +386,10 @@ impl Gateway {
                         },
                     )
                 }
-                Kind::Nyxilum(tool) => nyxilum::call(self.exec.nyxilum(), caller.owner(), tool, params).await,
+                Kind::Nyxilum(tool) => {
+                    let party = caller.repl_party();
+                    nyxilum::call(self.exec.nyxilum(), (caller.owner(), &party), tool, params).await
+                }
             },
             Entry::Upstream { tool, .. } => match (&self.federation, &tool.federated) {
                 (Some(f), Some(federated)) => f.call(federated, params).await,

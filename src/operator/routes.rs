@@ -245,7 +245,7 @@ fn status(e: &Error) -> StatusCode {
         // The run depends on a runtime this server lacks: the request is fine, and the
         // same request here cannot succeed until the operator installs it.
         Error::RuntimeUnavailable { .. } => StatusCode::FAILED_DEPENDENCY,
-        Error::SessionLimit { .. } => StatusCode::CONFLICT,
+        Error::SessionLimit { .. } | Error::SessionShare { .. } => StatusCode::CONFLICT,
         Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         Error::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
         Error::Forbidden { .. } => StatusCode::FORBIDDEN,
@@ -330,6 +330,7 @@ mod tests {
             Error::RunNotFound { id: s() },
             Error::SessionNotFound { id: s() },
             Error::SessionLimit { limit: 5 },
+            Error::SessionShare { share: 2, limit: 5 },
             Error::UpstreamUnavailable {
                 server: s(),
                 reason: s(),
