@@ -694,7 +694,7 @@ impl Default for Limits {
 /// million strings once took 22 s. Such an input could never be stored whole anyway
 /// (each value costs at least two of the [`HISTORY_PAYLOAD_CHARS`]), so only the start
 /// of its text is lost. Recording the worst inputs within these budgets takes under a
-/// millisecond (release build, see `docs/security/charged-work.md`).
+/// millisecond (`cargo bench --bench history`).
 pub const HISTORY_SCAN_ITEMS: usize = 10_000;
 
 /// Bytes of object keys of one input that history reads while it looks for secret
