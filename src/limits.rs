@@ -744,3 +744,9 @@ pub const REPL_SESSIONS_PER_PRINCIPAL: usize = 2;
 /// killed; with the bare grace, a worker descheduled on a busy machine was killed while
 /// a 7 MB answer crossed the pipe.
 pub const WORKER_BODY_BYTES_PER_SECOND: usize = 16 * 1024 * 1024;
+
+/// Values in a call's params past which the gateway frees them on a blocking thread
+/// rather than on the async worker that ran the call (counting stops here, so the count
+/// costs at most this many steps): freeing a million short strings takes tens of
+/// milliseconds, in which that worker serves no one else.
+pub const LARGE_PARAMS_VALUES: usize = 10_000;

@@ -28,7 +28,7 @@ use crate::catalogue::{Meaning, Returns, Snapshot, Store};
 use crate::error::Error;
 use crate::exec::Executor;
 use crate::history::{Ended, Finished, Sent, Size};
-use crate::limits::Limits;
+use crate::limits::{LARGE_PARAMS_VALUES, Limits};
 use crate::registry::{Builtins, Entry, Kind, grouped};
 use crate::upstream::Upstreams;
 
@@ -308,6 +308,7 @@ impl Gateway {
             Sent::Refused(Size::Of(&params))
         };
         record(caller, entry, &run, started, input);
+        release(params);
         run
     }
 
@@ -433,6 +434,27 @@ impl Gateway {
     /// The NyxilumNode backend (its REPL sessions are closed when the server ends).
     pub fn nyxilum(&self) -> &crate::exec::nyxilum::Nyxilum {
         self.exec.nyxilum()
+    }
+}
+
+/// Frees a call's params: a large value (more than [`LARGE_PARAMS_VALUES`] values, a
+/// bounded count) on a blocking thread, since freeing a million strings holds an async
+/// worker for tens of milliseconds, in which no other caller's request is served there.
+fn release(params: Value) {
+    fn count(value: &Value, left: &mut usize) -> bool {
+        if *left == 0 {
+            return false;
+        }
+        *left -= 1;
+        match value {
+            Value::Array(items) => items.iter().all(|v| count(v, left)),
+            Value::Object(map) => map.values().all(|v| count(v, left)),
+            _ => true,
+        }
+    }
+    let mut left = LARGE_PARAMS_VALUES;
+    if !count(&params, &mut left) && tokio::runtime::Handle::try_current().is_ok() {
+        tokio::task::spawn_blocking(move || drop(params));
     }
 }
 
