@@ -429,7 +429,7 @@ mod tests {
             "{}",
             r.input
         );
-        assert!(r.input["input_bytes"].as_u64().unwrap() > 50_000);
+        assert_eq!(r.input["input_bytes_over"], HISTORY_MEASURE_BYTES);
         assert!(r.result["not_kept"].is_string());
         assert!(r.truncated);
     }
