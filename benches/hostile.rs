@@ -35,7 +35,8 @@ fn tool(dir: &Path, slug: &str, schema: Value) -> std::io::Result<()> {
 
 /// The catalogue the attacks aim at.
 fn catalogue(dir: &Path) -> std::io::Result<()> {
-    let branch = json!({"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/N"}}}});
+    let branch =
+        json!({"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/N"}}}});
     let mut strict = branch.clone();
     strict["required"] = json!(["x"]);
     tool(
@@ -67,7 +68,8 @@ fn catalogue(dir: &Path) -> std::io::Result<()> {
 /// The attack bodies, serialised once: `(kind, JSON-RPC request text)`.
 fn attacks() -> Vec<(&'static str, String)> {
     let call = |name: &str, arguments: Value| {
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}).to_string()
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+            .to_string()
     };
     let mut tree = json!(5);
     for _ in 0..30 {
@@ -159,7 +161,10 @@ async fn bench() -> Result<(), String> {
     let mut headers = reqwest::header::HeaderMap::new();
     let bearer = format!("Bearer {key}").parse().map_err(|_| "bad key")?;
     headers.insert(reqwest::header::AUTHORIZATION, bearer);
-    let keyed = reqwest::Client::builder().default_headers(headers).build().map_err(|e| e.to_string())?;
+    let keyed = reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .map_err(|e| e.to_string())?;
     let mut pinger = Session::open(keyed, &url).await.ok_or("the pinger's session")?;
     let n = setting("TOOLGATE_HOSTILE_PINGS", 3_000);
     pings(&mut pinger, 200).await;
@@ -233,9 +238,7 @@ async fn bench() -> Result<(), String> {
     for ((kind, _), count) in attacks.iter().zip(sent.iter()) {
         println!("| {kind} | {} |", count.load(Ordering::Relaxed));
     }
-    println!(
-        "\nserver CPU under attack: {cpu:.1} s; peak RSS {peak_rss:.0} MiB; goal: p99 under attack ≤ 5 ms"
-    );
+    println!("\nserver CPU under attack: {cpu:.1} s; peak RSS {peak_rss:.0} MiB; goal: p99 under attack ≤ 5 ms");
     drop(child);
     Ok(())
 }

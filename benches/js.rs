@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio_util::sync::CancellationToken;
+use toolgate::exec::Party;
 use toolgate::exec::js::{Js, JsLimits};
 use toolgate::limits::{FETCH_TIMEOUT, JS_HEAP_BYTES, JS_WALL_CLOCK, OUTPUT_CHARS};
 
@@ -29,16 +30,18 @@ fn paths(c: &mut Criterion) {
     };
     let engine = Js::new(LIMITS, env!("CARGO_BIN_EXE_toolgate").into());
     let cancel = CancellationToken::new();
+    let alone = Party::alone();
     let mut group = c.benchmark_group("js");
     group.bench_function("run_javascript", |b| {
         b.to_async(&runtime)
-            .iter(|| engine.run_snippet(black_box("console.log('hi'); return 1 + 1;"), false, &cancel))
+            .iter(|| engine.run_snippet(black_box("console.log('hi'); return 1 + 1;"), false, &alone, &cancel))
     });
     group.bench_function("run_typescript", |b| {
         b.to_async(&runtime).iter(|| {
             engine.run_snippet(
                 black_box("const n: number = 1 + 1; console.log('hi'); return n;"),
                 true,
+                &alone,
                 &cancel,
             )
         })
@@ -50,6 +53,7 @@ fn paths(c: &mut Criterion) {
                 black_box(tool.clone()),
                 "index.js".to_owned(),
                 serde_json::json!({"text": "hello"}),
+                &alone,
                 &cancel,
             )
         })

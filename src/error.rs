@@ -151,6 +151,16 @@ pub enum Error {
         /// The cap.
         limit: usize,
     },
+    /// The caller already holds its share of the REPL sessions.
+    #[error(
+        "One caller (a principal over HTTP, a session over stdio) may hold at most {share} of the {limit} REPL sessions at once, and this one holds {share}; stop one of yours first."
+    )]
+    SessionShare {
+        /// Sessions one caller may hold.
+        share: usize,
+        /// Sessions at once, across every caller.
+        limit: usize,
+    },
     /// A federated MCP server (an upstream) is down, starting or restarting.
     #[error(
         "The upstream MCP server \"{server}\" is unavailable: {reason}. It is restarted with backoff; retry shortly."
@@ -342,7 +352,7 @@ impl Error {
             Error::RuntimeUnavailable { .. } => "RUNTIME_UNAVAILABLE",
             Error::RunNotFound { .. } => "RUN_NOT_FOUND",
             Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
-            Error::SessionLimit { .. } => "SESSION_LIMIT",
+            Error::SessionLimit { .. } | Error::SessionShare { .. } => "SESSION_LIMIT",
             Error::UpstreamUnavailable { .. } => "UPSTREAM_UNAVAILABLE",
             Error::Cancelled => "CANCELLED",
             Error::Internal(_) => "INTERNAL_ERROR",
@@ -373,6 +383,7 @@ impl Error {
             | Error::RunNotFound { .. }
             | Error::SessionNotFound { .. }
             | Error::SessionLimit { .. }
+            | Error::SessionShare { .. }
             | Error::Cancelled
             | Error::Internal(_) => false,
         }
@@ -498,6 +509,7 @@ mod tests {
             (Error::RunNotFound { id: s() }, "RUN_NOT_FOUND", false),
             (Error::SessionNotFound { id: s() }, "SESSION_NOT_FOUND", false),
             (Error::SessionLimit { limit: 5 }, "SESSION_LIMIT", false),
+            (Error::SessionShare { share: 2, limit: 5 }, "SESSION_LIMIT", false),
             (
                 Error::UpstreamUnavailable {
                     server: s(),

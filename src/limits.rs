@@ -82,9 +82,11 @@ pub const JS_TIMER_MAX: Duration = Duration::from_secs(86_400);
 /// stuck in a native call past its deadline still counts.
 pub const JS_CONCURRENT_RUNS: usize = 8;
 
-/// Heap all running JavaScript engines may hold together: each run reserves its own heap
-/// cap from this budget before it starts, so eight 512 MiB heap bombs cannot hold 4 GiB.
-pub const JS_TOTAL_HEAP_BYTES: usize = 2 * 1024 * 1024 * 1024;
+/// Memory all running JavaScript runs may hold together: each run reserves its heap cap
+/// and its fetch allowance ([`FETCH_RUN_BYTES`]) from this budget before it starts, so
+/// eight 512 MiB heap bombs cannot hold 4 GiB, nor eight runs' fetch bodies another 1
+/// GiB outside it. Four runs at the default heap cap (2,112 MiB).
+pub const JS_TOTAL_HEAP_BYTES: usize = 4 * (JS_HEAP_BYTES + FETCH_RUN_BYTES);
 /// Redirects one `fetch` from JavaScript follows before it rejects with a `TypeError`:
 /// 20, as the fetch standard says. Each hop is checked against the address policy
 /// before it is requested.
@@ -745,3 +747,71 @@ impl Default for Limits {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Work done for a caller is charged to that caller: the history's recording budgets and
+// the shares of the places runs take.
+// ---------------------------------------------------------------------------------------
+
+/// Values and keys of one input that history visits to find its secret values (to mask
+/// them wherever else the run shows them). An input with more keeps no text in history,
+/// only a note saying why and its size: finding the secrets of a 14 MB input of 1.2
+/// million strings once took 22 s. Such an input could never be stored whole anyway
+/// (each value costs at least two of the [`HISTORY_PAYLOAD_CHARS`]), so only the start
+/// of its text is lost. Recording the worst inputs within these budgets takes under a
+/// millisecond (`cargo bench --bench history`).
+pub const HISTORY_SCAN_ITEMS: usize = 10_000;
+
+/// Bytes of object keys of one input that history reads while it looks for secret
+/// values (each key is checked against the secret-name rule, about 10 ns a byte); past
+/// it, as past [`HISTORY_SCAN_ITEMS`].
+pub const HISTORY_SCAN_KEY_BYTES: usize = 32 * 1024;
+
+/// Distinct secret texts of one input history hunts for in the rest of the run (a value
+/// and its escaped form count apart); past it, as past [`HISTORY_SCAN_ITEMS`]. An input
+/// carrying more than a few dozen credentials is not one a person reads back.
+pub const HISTORY_SECRET_VALUES: usize = 256;
+
+/// Bytes of those secret texts together: they become one matcher, whose size and build
+/// time follow them. A private key in PEM is about 3 KiB.
+pub const HISTORY_SECRET_BYTES: usize = 16 * 1024;
+
+/// Bytes of a payload's strings (its keys included) history scrubs of secret texts
+/// before it stores the payload; past it, the stored text ends where the scrubbing did
+/// (and says it was cut). Masks can shorten a text, so this is four times the cap.
+pub const HISTORY_SCRUB_BYTES: usize = 4 * HISTORY_PAYLOAD_CHARS;
+
+/// Levels of nesting kept of a stored result; values below become `"[deep]"`. Results
+/// are read back from their stored text, which JSON readers take to 128 levels.
+pub const HISTORY_RESULT_DEPTH: usize = 64;
+
+/// Bytes of JSON history measures of an input whose text it does not keep (a refused
+/// call's, one past the scan budget), to state its size; a larger one is said to be
+/// larger than this.
+pub const HISTORY_MEASURE_BYTES: usize = 64 * 1024;
+
+/// Bytes of `fetch` bodies one JavaScript run may have the server hold at once (request
+/// bodies being sent, response bodies until its worker has them): two bodies of the
+/// largest size ([`FETCH_BODY_BYTES`]). It is reserved with the run's heap from
+/// [`JS_TOTAL_HEAP_BYTES`], so the bodies of every run at once stay within that budget
+/// (8 runs × 16 requests × 8 MiB once held 693 MB outside it); a body that would pass it
+/// fails its `fetch` with a `TypeError` saying so.
+pub const FETCH_RUN_BYTES: usize = 2 * FETCH_BODY_BYTES;
+
+/// REPL sessions one principal (over HTTP; one MCP session over stdio) may hold at once,
+/// of the [`REPL_SESSIONS`]: two principals together hold four of the five, so a third
+/// still gets one.
+pub const REPL_SESSIONS_PER_PRINCIPAL: usize = 2;
+
+/// The slowest rate at which a JavaScript worker must take in the body of a frame the
+/// server sends it (a `fetch` answer) on top of [`JS_WORKER_STOP_GRACE`], in bytes a
+/// second: 8 MiB then has 0.6 s. A worker that reads slower is taken for stuck and
+/// killed; with the bare grace, a worker descheduled on a busy machine was killed while
+/// a 7 MB answer crossed the pipe.
+pub const WORKER_BODY_BYTES_PER_SECOND: usize = 16 * 1024 * 1024;
+
+/// Values in a call's params past which the gateway frees them on a blocking thread
+/// rather than on the async worker that ran the call (counting stops here, so the count
+/// costs at most this many steps): freeing a million short strings takes tens of
+/// milliseconds, in which that worker serves no one else.
+pub const LARGE_PARAMS_VALUES: usize = 10_000;

@@ -1,6 +1,7 @@
 //! `nyxilum_repl_*` through the real server over the stand-in NyxilumNode: state kept,
 //! multi-line code flattened, `> ` in output intact, errors keep a session, sessions are
-//! isolated, a deadline kills, the sixth session is refused, folders go at stop and exit.
+//! isolated, a deadline kills, a session past its share (two of the five) is refused,
+//! folders go at stop and exit.
 
 use std::path::Path;
 
@@ -94,14 +95,15 @@ async fn a_timeout_kills_the_session() {
 }
 
 #[tokio::test]
-async fn the_sixth_session_is_refused_and_unknown_ids_are_named() {
+async fn a_session_past_its_share_is_refused_and_unknown_ids_are_named() {
     let gate = gate(&[]).await;
     let mut ids = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..2 {
         ids.push(start(&gate).await);
     }
     let r = gate.call("nyxilum_repl_start", json!({})).await;
-    expect_error(&r, "SESSION_LIMIT");
+    let s = expect_error(&r, "SESSION_LIMIT");
+    assert!(s["error"].as_str().unwrap().contains("at most 2 of the 5"), "{s}");
     let r = gate.call("nyxilum_repl_stop", json!({"session_id": ids[0]})).await;
     assert_eq!(crate::util::without_run_id(structured(&r)), json!({"success": true}));
     let r = gate.call("nyxilum_repl_stop", json!({"session_id": ids[0]})).await;

@@ -99,9 +99,11 @@ async fn metrics_count_requests_runs_and_refusals_and_parse_as_prometheus_text()
         "{text}"
     );
     assert_eq!(sample(&text, "toolgate_catalogue_tools"), Some(tools), "{text}");
-    // The worker pool: its places, nothing running or waiting once the run answered, and
-    // at least the worker that ran it started.
-    let places = toolgate::limits::JS_CONCURRENT_RUNS as f64;
+    // The worker pool: its places (the runs at once that the memory budget holds, each
+    // with its heap and fetch allowance), nothing running or waiting once the run
+    // answered, and at least the worker that ran it started.
+    use toolgate::limits::{FETCH_RUN_BYTES, JS_CONCURRENT_RUNS, JS_HEAP_BYTES, JS_TOTAL_HEAP_BYTES};
+    let places = JS_CONCURRENT_RUNS.min(JS_TOTAL_HEAP_BYTES / (JS_HEAP_BYTES + FETCH_RUN_BYTES)) as f64;
     assert_eq!(sample(&text, "toolgate_js_places"), Some(places), "{text}");
     assert_eq!(sample(&text, "toolgate_js_running"), Some(0.0), "{text}");
     assert_eq!(sample(&text, "toolgate_js_waiting"), Some(0.0), "{text}");

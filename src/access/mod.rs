@@ -79,43 +79,6 @@ impl Principal {
     pub fn may(&self, scope: Scope) -> bool {
         self.scopes.contains(&scope)
     }
-
-    /// Whose share of a per-principal cap this principal draws from: a key or token by
-    /// its id; an anonymous caller by its address, an IPv6 /64 (what one host is given)
-    /// as one and an IPv4-mapped address as its IPv4 address.
-    pub fn holder(&self) -> String {
-        if !self.anonymous {
-            return self.id.to_string();
-        }
-        match self.address.map(network) {
-            Some(net) => format!("anonymous@{net}"),
-            None => "anonymous".to_owned(),
-        }
-    }
-}
-
-/// The network an anonymous caller's address counts as: an IPv4 address, or the /64 of an
-/// IPv6 one (IPv4-mapped and -compatible forms as their IPv4 address).
-pub fn network(address: IpAddr) -> IpAddr {
-    match address {
-        IpAddr::V4(_) => address,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => {
-                let segments = v6.segments();
-                IpAddr::V6(std::net::Ipv6Addr::new(
-                    segments[0],
-                    segments[1],
-                    segments[2],
-                    segments[3],
-                    0,
-                    0,
-                    0,
-                    0,
-                ))
-            }
-        },
-    }
 }
 
 /// The keys in force and the rule for callers without one. Cheap to clone.

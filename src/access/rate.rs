@@ -2,7 +2,9 @@
 //! its runs, and a cap on its runs at once, so one caller cannot starve the rest.
 //!
 //! A key is one bucket wherever it calls from; anonymous callers are told apart by their
-//! address, so each client address is its own anonymous principal. A bucket holds a
+//! network ([`network`]): an IPv4 address (an IPv4-mapped IPv6 address counts as the
+//! IPv4 one), or an IPv6 /64 — the block one subscriber is given, so the 2^64 addresses
+//! of one /64 are one anonymous principal, not 2^64 buckets. A bucket holds a
 //! minute's worth (the burst is the rate a minute) and refills evenly: at 2 a minute, two
 //! calls pass at once and the third waits 30 s.
 //!
@@ -61,16 +63,52 @@ impl Default for Rates {
 enum Holder {
     /// A key, by its id.
     Key(Arc<str>),
-    /// An anonymous caller, by its address.
+    /// An anonymous caller, by its network ([`network`]).
     Address(Option<IpAddr>),
 }
 
 impl Holder {
     fn of(principal: &Principal) -> Holder {
         if principal.anonymous {
-            Holder::Address(principal.address)
+            Holder::Address(principal.address.map(network))
         } else {
             Holder::Key(principal.id.clone())
+        }
+    }
+}
+
+/// Bits of an IPv6 address that name the network an anonymous caller is told apart by:
+/// a /64 is what one subscriber (a home, a server) is given, and is the smallest block
+/// routing hands out, so every address in it is one caller.
+pub const IPV6_NETWORK_BITS: u8 = 64;
+
+/// The network `address` is counted as: an IPv4 address as it is, an IPv4-mapped IPv6
+/// address (`::ffff:a.b.c.d`, how a dual-stack socket sees an IPv4 client) as that IPv4
+/// address, any other IPv6 address as its /64 (the rest of its bits zero).
+pub fn network(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let bits = u128::from(v6);
+                let mask = u128::MAX << (128 - u32::from(IPV6_NETWORK_BITS));
+                IpAddr::V6(std::net::Ipv6Addr::from(bits & mask))
+            }
+        },
+    }
+}
+
+impl Principal {
+    /// What this principal shares the server's places as (JavaScript places, REPL
+    /// slots): its key's id, or, for an anonymous caller, its network ([`network`]).
+    /// Opaque text, so the places need know nothing of keys or addresses.
+    pub fn share(&self) -> String {
+        match Holder::of(self) {
+            Holder::Key(id) => format!("key:{id}"),
+            Holder::Address(Some(IpAddr::V6(net))) => format!("anonymous:{net}/{IPV6_NETWORK_BITS}"),
+            Holder::Address(Some(IpAddr::V4(net))) => format!("anonymous:{net}"),
+            Holder::Address(None) => "anonymous".to_owned(),
         }
     }
 }
@@ -154,16 +192,31 @@ impl Limiter {
     /// one of its places, waited for at most [`Rates::queue_wait`]. Refused with
     /// `RATE_LIMITED` and when to retry.
     pub async fn run(&self, principal: &Principal) -> Result<Place, Error> {
+        self.take(principal)?;
+        self.place(principal).await
+    }
+
+    /// Takes one run from `principal`'s run bucket (at its own rate), at once: the first
+    /// step of admitting a run, made before anything of the call is read or checked, so
+    /// a principal past its rate costs nothing more. Refused with `RATE_LIMITED` and when
+    /// to retry.
+    pub fn take(&self, principal: &Principal) -> Result<(), Error> {
         let holder = Holder::of(principal);
-        if let Err(wait) = self.runs.take(&holder, principal.per_minute) {
-            return Err(Error::RateLimited {
+        self.runs
+            .take(&holder, principal.per_minute)
+            .map_err(|wait| Error::RateLimited {
                 what: format!(
                     "\"{}\" may start {} runs a minute and has used them",
                     principal.id, principal.per_minute
                 ),
                 retry_after: Some(wait),
-            });
-        }
+            })
+    }
+
+    /// One of `principal`'s places among its runs at once, waited for at most
+    /// [`Rates::queue_wait`]; `RATE_LIMITED` past it.
+    pub async fn place(&self, principal: &Principal) -> Result<Place, Error> {
+        let holder = Holder::of(principal);
         let places = {
             let mut all = self.places.lock().unwrap_or_else(|p| p.into_inner());
             all.entry(holder)
@@ -267,6 +320,43 @@ mod tests {
         assert!(limiter.run(&here).await.is_ok());
         assert!(limiter.run(&here).await.is_err());
         assert!(limiter.run(&there).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn one_ipv6_slash_64_is_one_anonymous_caller_and_mapped_ipv4_is_its_ipv4() {
+        let limiter = Limiter::new(rates(8));
+        let at = |address: &str| Principal {
+            address: Some(address.parse().unwrap()),
+            ..principal("anonymous", 1, true, [0, 0, 0, 0])
+        };
+        assert!(limiter.run(&at("2001:db8:1:2::1")).await.is_ok());
+        for same in [
+            "2001:db8:1:2::2",
+            "2001:db8:1:2:ffff:ffff:ffff:ffff",
+            "2001:db8:1:2:abcd::7",
+        ] {
+            assert!(limiter.run(&at(same)).await.is_err(), "{same} is in the same /64");
+        }
+        assert!(limiter.run(&at("2001:db8:1:3::1")).await.is_ok(), "the next /64");
+        assert!(limiter.run(&at("192.0.2.7")).await.is_ok());
+        assert!(
+            limiter.run(&at("::ffff:192.0.2.7")).await.is_err(),
+            "mapped IPv4 is the IPv4 address"
+        );
+        assert!(limiter.run(&at("192.0.2.8")).await.is_ok(), "IPv4 is per address");
+        assert_eq!(at("2001:db8:1:2::9").share(), "anonymous:2001:db8:1:2::/64");
+        assert_eq!(at("::ffff:10.1.2.3").share(), "anonymous:10.1.2.3");
+        assert_eq!(principal("ci", 1, false, [10, 0, 0, 1]).share(), "key:ci");
+    }
+
+    #[test]
+    fn networks_keep_ipv4_whole_and_ipv6_to_its_slash_64() {
+        let net = |a: &str| network(a.parse().unwrap()).to_string();
+        assert_eq!(net("203.0.113.9"), "203.0.113.9");
+        assert_eq!(net("::ffff:203.0.113.9"), "203.0.113.9");
+        assert_eq!(net("2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff"), "2001:db8:aaaa:bbbb::");
+        assert_eq!(net("::1"), "::");
+        assert_eq!(net("fe80::1:2:3:4"), "fe80::");
     }
 
     #[tokio::test]

@@ -7,6 +7,8 @@ mod mode;
 pub mod nyxilum;
 mod plan;
 pub mod process;
+pub mod share;
 
 pub use mode::Execution;
 pub use plan::{Executor, Outcome};
+pub use share::Party;

@@ -13,9 +13,9 @@ use moka::future::Cache;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::Execution;
 use super::js::{FetchAllow, Js, JsLimits};
 use super::nyxilum::Nyxilum;
+use super::{Execution, Party};
 use crate::api::{ApiClient, SourceAnswer};
 use crate::catalogue::{Origin, Runtime, Tool};
 use crate::error::Error;
@@ -142,15 +142,17 @@ impl Executor {
         &self.js
     }
 
-    /// Runs `tool` with `params` (already validated) where the rule says.
+    /// Runs `tool` with `params` (already validated) where the rule says, for `party`
+    /// (whose share of the local places it takes).
     pub async fn run(
         &self,
         origin: Origin,
         api: Option<&ApiClient>,
         tool: &Tool,
         params: Value,
-        cancel: &CancellationToken,
+        (party, cancel): (&Party, &CancellationToken),
     ) -> Result<Outcome, Error> {
+        let cancel = (party, cancel);
         let slug = tool.slug();
         match (origin, api, self.mode) {
             (Origin::Local, _, _) => match (&tool.code, tool.runtime()) {
@@ -208,13 +210,17 @@ impl Executor {
         runtime: Runtime,
         code: Arc<str>,
         params: Value,
-        cancel: &CancellationToken,
+        (party, cancel): (&Party, &CancellationToken),
     ) -> Result<Outcome, Error> {
         let out = match runtime {
-            Runtime::Javascript => self.js.run_tool(code, format!("{slug}.js"), params, cancel).await?,
+            Runtime::Javascript => {
+                self.js
+                    .run_tool(code, format!("{slug}.js"), params, party, cancel)
+                    .await?
+            }
             Runtime::Typescript => {
                 self.js
-                    .run_typescript_tool(&code, format!("{slug}.ts"), params, cancel)
+                    .run_typescript_tool(&code, format!("{slug}.ts"), params, party, cancel)
                     .await?
             }
             Runtime::Nyxilum => {

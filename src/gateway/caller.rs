@@ -13,6 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::access::{Principal, Scope};
 use crate::error::Error;
+use crate::exec::Party;
 use crate::history::History;
 
 /// One caller's state: its history, its identity as an owner of REPL sessions, and the
@@ -109,6 +110,25 @@ impl Caller {
     /// The principal of the call at hand: `None` over stdio.
     pub fn principal(&self) -> Option<&Principal> {
         self.principal.as_ref()
+    }
+
+    /// Whom the call at hand takes the shared JavaScript places for: its principal over
+    /// HTTP (so one principal cannot hold them all), no one over stdio (a server with one
+    /// client shares them with nobody).
+    pub fn party(&self) -> Party {
+        match &self.principal {
+            Some(p) => Party::named(p.share()),
+            None => Party::alone(),
+        }
+    }
+
+    /// Whom the REPL sessions this caller starts count against: its principal over HTTP,
+    /// its session over stdio.
+    pub fn repl_party(&self) -> Party {
+        match &self.principal {
+            Some(p) => Party::named(p.share()),
+            None => Party::named(format!("session:{}", self.owner)),
+        }
     }
 
     /// Its runs.

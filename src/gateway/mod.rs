@@ -22,12 +22,13 @@ use tracing::Instrument;
 pub use caller::Caller;
 pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
 
+use crate::access::rate::Place;
 use crate::access::{Limiter, Scope};
 use crate::catalogue::{Meaning, Returns, Snapshot, Store};
 use crate::error::Error;
 use crate::exec::Executor;
-use crate::history::{Ended, Finished};
-use crate::limits::Limits;
+use crate::history::{Ended, Finished, Sent, Size};
+use crate::limits::{LARGE_PARAMS_VALUES, Limits};
 use crate::registry::{Builtins, Entry, Kind, grouped};
 use crate::upstream::Upstreams;
 
@@ -39,6 +40,11 @@ pub enum Reach {
     /// The meta-tool: every tool, including slugs outside the tool-name grammar.
     Meta,
 }
+
+/// A call let in by its principal's scope and run rate ([`Gateway::admit`]); it does not
+/// yet hold a place among the principal's runs at once.
+#[derive(Debug)]
+pub struct Ticket(());
 
 /// The catalogue, the built-in tools and the executor of one server.
 #[derive(Debug)]
@@ -194,6 +200,40 @@ impl Gateway {
     /// records the run (whatever its end, a refusal or a validation failure included) in
     /// the caller's history.
     pub async fn call(&self, caller: &Caller, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
+        let ticket = self.admit(caller, entry);
+        self.call_admitted(caller, entry, params, ticket, cancel).await
+    }
+
+    /// The first step of a call, made before anything of it is read or checked: the
+    /// scope its family needs (`runtimes` for code, `run` for tools), then one run from
+    /// its principal's bucket. Cheap whatever the call carries, so a caller past its
+    /// rate or scope costs the server next to nothing. The place among the principal's
+    /// runs at once is waited for later, in [`Gateway::call_admitted`].
+    pub fn admit(&self, caller: &Caller, entry: &Entry) -> Result<Ticket, Error> {
+        let scope = match entry {
+            Entry::Builtin(_) => Scope::Runtimes,
+            Entry::Catalogue { .. } | Entry::Upstream { .. } => Scope::Run,
+        };
+        caller.may(scope)?;
+        if let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) {
+            limiter.take(principal).inspect_err(|_| {
+                crate::metrics::get().rate_limited("runs");
+            })?;
+        }
+        Ok(Ticket(()))
+    }
+
+    /// [`Gateway::call`] after [`Gateway::admit`]: a refused `ticket` is recorded as a
+    /// refusal (its size only), else the call waits for its principal's place, is
+    /// validated and runs.
+    pub async fn call_admitted(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        params: Value,
+        ticket: Result<Ticket, Error>,
+        cancel: &CancellationToken,
+    ) -> Run {
         let id = caller.history().next_id();
         // Every line logged while the run goes names it, its tool and its principal (the
         // key's id, never the key; none over stdio). At warn level, so the default filter
@@ -205,48 +245,54 @@ impl Gateway {
         if let Some(request) = caller.request() {
             span.record("request", tracing::field::display(request));
         }
-        self.call_as(caller, entry, params, cancel, id).instrument(span).await
+        self.call_as(caller, entry, params, ticket, cancel, id)
+            .instrument(span)
+            .await
     }
 
-    /// [`Gateway::call`] inside the run's span.
+    /// Records a call refused before its body was read (the catalogue API's run route
+    /// refuses before it parses) with the body's size, and returns it as a run.
+    pub fn refuse(&self, caller: &Caller, entry: &Entry, error: Error, body_bytes: usize) -> Run {
+        let run = Run {
+            id: caller.history().next_id(),
+            name: entry.name().to_owned(),
+            shape: entry.shape(),
+            duration: std::time::Duration::ZERO,
+            produced: Produced::refused(error),
+        };
+        let input = Sent::Refused(Size::Bytes(body_bytes));
+        record(caller, entry, &run, SystemTime::now(), input);
+        run
+    }
+
+    /// [`Gateway::call_admitted`] inside the run's span.
     async fn call_as(
         &self,
         caller: &Caller,
         entry: &Entry,
         params: Value,
+        ticket: Result<Ticket, Error>,
         cancel: &CancellationToken,
         id: String,
     ) -> Run {
         let (started, clock) = (SystemTime::now(), Instant::now());
         tracing::debug!("running");
-        // The scope the family needs (`runtimes` for code, `run` for tools), then the
-        // principal's limits.
-        let scope = match entry {
-            Entry::Builtin(_) => Scope::Runtimes,
-            Entry::Catalogue { .. } | Entry::Upstream { .. } => Scope::Run,
+        let placed = match ticket {
+            Ok(Ticket(())) => self.place(caller, cancel).await,
+            Err(e) => Err(e),
         };
-        let admitted = match (caller.may(scope), &self.limiter, caller.principal()) {
-            (Err(e), _, _) => Err(e),
-            (Ok(()), Some(limiter), Some(principal)) => tokio::select! {
-                admitted = limiter.run(principal) => admitted.map(Some).inspect_err(|_| {
-                    crate::metrics::get().rate_limited("runs");
-                }),
-                () = cancel.cancelled() => Err(Error::Cancelled),
-            },
-            _ => Ok(None),
-        };
-        let (checked, params) = match admitted {
-            Ok(place) => {
-                let (checked, params) = validate(entry, params).await;
-                (checked.map(|()| place), params)
-            }
-            Err(e) => (Err(e), params),
-        };
-        let produced = match checked {
-            Err(e) => Produced::refused(e),
-            Ok(_place) => tokio::select! {
-                produced = self.dispatch(caller, entry, &params, cancel) => produced,
-                () = cancel.cancelled() => Produced::refused(Error::Cancelled),
+        // Whether the params were read (validated), which decides what history keeps.
+        let (produced, read, params) = match placed {
+            Err(e) => (Produced::refused(e), false, params),
+            Ok(_place) => match validate(entry, params).await {
+                (Err(e), params) => (Produced::refused(e), true, params),
+                (Ok(()), params) => {
+                    let produced = tokio::select! {
+                        produced = self.dispatch(caller, entry, &params, cancel) => produced,
+                        () = cancel.cancelled() => Produced::refused(Error::Cancelled),
+                    };
+                    (produced, true, params)
+                }
             },
         };
         let run = Run {
@@ -256,8 +302,31 @@ impl Gateway {
             duration: clock.elapsed(),
             produced,
         };
-        record(caller, entry, &run, started, &params);
+        let input = if read {
+            Sent::Checked(&params)
+        } else {
+            Sent::Refused(Size::Of(&params))
+        };
+        record(caller, entry, &run, started, input);
+        release(params);
         run
+    }
+
+    /// The caller's place among its principal's runs at once (none to take over stdio),
+    /// unless `cancel` fires first.
+    async fn place(&self, caller: &Caller, cancel: &CancellationToken) -> Result<Option<Place>, Error> {
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) else {
+            return Ok(None);
+        };
+        tokio::select! {
+            placed = limiter.place(principal) => placed.map(Some).inspect_err(|_| {
+                crate::metrics::get().rate_limited("runs");
+            }),
+            () = cancel.cancelled() => Err(Error::Cancelled),
+        }
     }
 
     /// The family's call.
@@ -266,7 +335,13 @@ impl Gateway {
             Entry::Catalogue { tool, snapshot } => {
                 match self
                     .exec
-                    .run(snapshot.origin(), self.store.api(), tool, params.clone(), cancel)
+                    .run(
+                        snapshot.origin(),
+                        self.store.api(),
+                        tool,
+                        params.clone(),
+                        (&caller.party(), cancel),
+                    )
                     .await
                 {
                     Ok(o) => {
@@ -294,7 +369,11 @@ impl Gateway {
             Entry::Builtin(b) => match b.kind {
                 Kind::Snippet { typescript } => {
                     let code = params.get("code").and_then(Value::as_str).unwrap_or_default();
-                    let out = self.exec.js().run_snippet(code, typescript, cancel).await;
+                    let out = self
+                        .exec
+                        .js()
+                        .run_snippet(code, typescript, &caller.party(), cancel)
+                        .await;
                     let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
                     let result_cut = out.captured.result_truncated.then_some(self.limits.result_chars);
                     Produced::reached(
@@ -308,7 +387,10 @@ impl Gateway {
                         },
                     )
                 }
-                Kind::Nyxilum(tool) => nyxilum::call(self.exec.nyxilum(), caller.owner(), tool, params).await,
+                Kind::Nyxilum(tool) => {
+                    let party = caller.repl_party();
+                    nyxilum::call(self.exec.nyxilum(), (caller.owner(), &party), tool, params).await
+                }
             },
             Entry::Upstream { tool, .. } => match (&self.federation, &tool.federated) {
                 (Some(f), Some(federated)) => f.call(federated, params).await,
@@ -373,9 +455,30 @@ pub async fn validate(entry: &Entry, params: Value) -> (Result<(), Error>, Value
         .unwrap_or_else(|e| (Err(Error::Internal(format!("validation stopped: {e}"))), Value::Null))
 }
 
+/// Frees a call's params: a large value (more than [`LARGE_PARAMS_VALUES`] values, a
+/// bounded count) on a blocking thread, since freeing a million strings holds an async
+/// worker for tens of milliseconds, in which no other caller's request is served there.
+fn release(params: Value) {
+    fn count(value: &Value, left: &mut usize) -> bool {
+        if *left == 0 {
+            return false;
+        }
+        *left -= 1;
+        match value {
+            Value::Array(items) => items.iter().all(|v| count(v, left)),
+            Value::Object(map) => map.values().all(|v| count(v, left)),
+            _ => true,
+        }
+    }
+    let mut left = LARGE_PARAMS_VALUES;
+    if !count(&params, &mut left) && tokio::runtime::Handle::try_current().is_ok() {
+        tokio::task::spawn_blocking(move || drop(params));
+    }
+}
+
 /// Stores a finished run of `entry` in its caller's history, and counts it in the
 /// metrics by family and outcome.
-fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: &Value) {
+fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: Sent<'_>) {
     let recorded = run.recorded();
     let ended = match run.error() {
         None => Ended::Ok(&recorded),

@@ -9,14 +9,15 @@ use serde_json::{Map, Value, json};
 
 use super::run::{Output, Produced};
 use crate::error::Error;
+use crate::exec::Party;
 use crate::exec::nyxilum::{Command, Dev, Evaluated, Nyxilum, verdict};
 use crate::exec::process::Finished;
 use crate::limits;
 use crate::registry::NyxTool;
 
-/// Runs `tool` with `args` (already validated).
-/// Runs `tool` with `args` for the caller `owner` (whose REPL sessions are its own).
-pub(super) async fn call(nyx: &Nyxilum, owner: u64, tool: NyxTool, args: &Value) -> Produced {
+/// Runs `tool` with `args` (already validated) for the caller `owner` (whose REPL
+/// sessions are its own), whose sessions count against `party`'s share of them.
+pub(super) async fn call(nyx: &Nyxilum, (owner, party): (u64, &Party), tool: NyxTool, args: &Value) -> Produced {
     let answer = match tool {
         NyxTool::Run => code(nyx, "nyxilum_run", Command::Run, args).await,
         NyxTool::Check => code(nyx, "nyxilum_check", Command::Check, args).await,
@@ -24,7 +25,7 @@ pub(super) async fn call(nyx: &Nyxilum, owner: u64, tool: NyxTool, args: &Value)
         NyxTool::Format => code(nyx, "nyxilum_format", Command::Format, args).await,
         NyxTool::Version => version(nyx).await,
         NyxTool::Docs => docs(nyx, args),
-        NyxTool::ReplStart => repl_start(nyx, owner).await,
+        NyxTool::ReplStart => repl_start(nyx, owner, party).await,
         NyxTool::ReplEval => repl_eval(nyx, owner, args).await,
         NyxTool::ReplStop => repl_stop(nyx, owner, args).await,
         NyxTool::DevBuild => dev(nyx, "nyxilum_dev_build", Dev::Build, args).await,
@@ -99,12 +100,13 @@ fn docs(nyx: &Nyxilum, args: &Value) -> Result<Produced, Error> {
 }
 
 /// `nyxilum_repl_start`.
-async fn repl_start(nyx: &Nyxilum, owner: u64) -> Result<Produced, Error> {
+async fn repl_start(nyx: &Nyxilum, owner: u64, party: &Party) -> Result<Produced, Error> {
     let nx = nyx.locator().locate()?;
-    let id = nyx.sessions().start(owner, &nx).await?;
+    let id = nyx.sessions().start(owner, party, &nx).await?;
     let text = format!(
-        "Started REPL session {id}. Declarations persist between nyxilum_repl_eval calls until nyxilum_repl_stop (at most {} sessions; closed after {} minutes idle).",
+        "Started REPL session {id}. Declarations persist between nyxilum_repl_eval calls until nyxilum_repl_stop (at most {} sessions, {} of them yours; closed after {} minutes idle).",
         limits::REPL_SESSIONS,
+        limits::REPL_SESSIONS_PER_PRINCIPAL,
         limits::REPL_IDLE.as_secs() / 60
     );
     Ok(flat(Ok(json!({"sessionId": id})), Map::new(), text, Output::default()))

@@ -5,6 +5,7 @@
 //! bodies — and the same failure fields (`success:false, error, code, retryable,
 //! run_id`) on every one of them, so each advertised output schema admits it.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -126,11 +127,12 @@ impl Run {
     }
 
     /// What the history keeps of the run: the result (or the error and its code), never
-    /// the timings, so two identical runs compare identical.
-    pub fn recorded(&self) -> Value {
+    /// the timings, so two identical runs compare identical. Borrowed where it can be: a
+    /// result is not copied to be recorded (history reads only as much as it stores).
+    pub fn recorded(&self) -> Cow<'_, Value> {
         let p = &self.produced;
-        match (&p.ended, self.shape) {
-            (Ok(v), Shape::Envelope | Shape::Snippet | Shape::Passthrough) => v.clone(),
+        Cow::Owned(match (&p.ended, self.shape) {
+            (Ok(v), Shape::Envelope | Shape::Snippet | Shape::Passthrough) => return Cow::Borrowed(v),
             (Ok(v), Shape::Flat) => {
                 let mut all = p.fields.clone();
                 if let Value::Object(own) = v {
@@ -146,7 +148,7 @@ impl Run {
                 all.insert("code".into(), json!(e.code()));
                 Value::Object(all)
             }
-        }
+        })
     }
 
     fn envelope(&self) -> Map<String, Value> {

@@ -7,6 +7,7 @@
 
 pub mod diff;
 pub mod redact;
+mod render;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +17,8 @@ use std::time::SystemTime;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::limits::{HISTORY_PAYLOAD_CHARS, HISTORY_RUNS};
+use crate::limits::{HISTORY_MEASURE_BYTES, HISTORY_RUNS};
+use redact::{Mode, Secrets};
 
 /// What every history answer says about its scope.
 pub const SCOPE: &str = "This history covers only the runs of this MCP session since it began (over stdio, this connection; over HTTP, this Mcp-Session-Id, which belongs to the principal that first called in it; a stateless request keeps none); no other session or principal can read it, and it is kept in memory and never written to disk.";
@@ -55,11 +57,13 @@ pub struct Record {
     /// When it started (RFC 3339, UTC).
     pub started_at: String,
     /// The params, redacted; a string holding the first characters of the JSON when
-    /// truncated.
+    /// truncated; for a call refused before it ran (or one whose secrets could not all
+    /// be found), an object saying so (`"not_kept"`) with the input's size.
     pub input: Value,
     /// The result (or the error body), capped the same way.
     pub result: Value,
-    /// True if and only if the input or the result was cut at the cap.
+    /// True if and only if the input or the result was cut at the cap, or the input was
+    /// not kept.
     pub truncated: bool,
     /// The principal it ran for over HTTP (a key's id or `anonymous`, never the key);
     /// `None` over stdio.
@@ -79,14 +83,35 @@ pub struct Finished<'a> {
     pub started: SystemTime,
     /// Wall time.
     pub duration_ms: u64,
-    /// The params as sent (redacted here, before storage).
-    pub input: &'a Value,
+    /// The params as sent (redacted here, before storage), or what stands for them.
+    pub input: Sent<'a>,
     /// How it ended.
     pub ended: Ended<'a>,
     /// The principal it ran for, over HTTP.
     pub principal: Option<&'a str>,
     /// The HTTP request it came in.
     pub request_id: Option<&'a str>,
+}
+
+/// What a call sent, as history is to keep it.
+#[derive(Debug, Clone, Copy)]
+pub enum Sent<'a> {
+    /// Params that were read: checked against the tool's schema (the run went ahead or
+    /// failed validation). Kept redacted, within the payload cap.
+    Checked(&'a Value),
+    /// A call refused before anything ran (its principal's scope or rate, a
+    /// cancellation): only its size is kept, so a refusal costs the server next to
+    /// nothing whatever was sent.
+    Refused(Size<'a>),
+}
+
+/// The size of a call's params, to be measured.
+#[derive(Debug, Clone, Copy)]
+pub enum Size<'a> {
+    /// Parsed params, measured as JSON up to [`HISTORY_MEASURE_BYTES`].
+    Of(&'a Value),
+    /// A body not parsed, of this many bytes.
+    Bytes(usize),
 }
 
 /// How a run ended, with its payload.
@@ -168,15 +193,40 @@ impl History {
     }
 
     /// Stores a run, dropping the oldest beyond [`HISTORY_RUNS`]. Secret-keyed input
-    /// values are masked, and masked again wherever else the run's text holds them.
+    /// values are masked, and masked again wherever else the run's text holds them. The
+    /// work is bounded whatever the run (see [`redact`]): a refused call keeps only its
+    /// size, and an input too large to check for secrets keeps no text at all.
     pub fn record(&self, run: Finished<'_>) {
-        let secrets = redact::secret_values(run.input);
-        let (input, input_cut) = cap(redact::scrub(&redact::redact(run.input), &secrets));
         let (status, result) = match run.ended {
             Ended::Ok(result) => (Status::Ok, result),
             Ended::Failed { code, body } => (Status::Error(code.to_owned()), body),
         };
-        let (result, result_cut) = cap(redact::scrub(result, &secrets));
+        let (input, result, truncated) = match run.input {
+            Sent::Refused(size) => {
+                let why = format!(
+                    "refused before it ran ({}): only the input's size is kept",
+                    status.label()
+                );
+                let (result, _) = redact::store(result, Mode::Result, &Secrets::none());
+                (not_kept(why, size), result, true)
+            }
+            Sent::Checked(input) => {
+                let secrets = redact::secret_values(input);
+                match secrets.unscanned() {
+                    Some(why) => {
+                        let input = not_kept(why.describe(), Size::Of(input));
+                        let result =
+                            serde_json::json!({"not_kept": "the result may echo a secret of the input not found"});
+                        (input, result, true)
+                    }
+                    None => {
+                        let (input, input_cut) = redact::store(input, Mode::Input, &secrets);
+                        let (result, result_cut) = redact::store(result, Mode::Result, &secrets);
+                        (input, result, input_cut || result_cut)
+                    }
+                }
+            }
+        };
         let record = Record {
             id: run.id,
             slug: run.slug.to_owned(),
@@ -185,7 +235,7 @@ impl History {
             started_at: rfc3339(run.started),
             input,
             result,
-            truncated: input_cut || result_cut,
+            truncated,
             principal: run.principal.map(str::to_owned),
             request_id: run.request_id.map(str::to_owned),
         };
@@ -212,14 +262,21 @@ impl History {
     }
 }
 
-/// A value capped at [`HISTORY_PAYLOAD_CHARS`] characters of JSON: larger values become
-/// the first characters of their JSON text, and the cut is reported.
-fn cap(value: Value) -> (Value, bool) {
-    let text = value.to_string();
-    if text.chars().count() <= HISTORY_PAYLOAD_CHARS {
-        return (value, false);
-    }
-    (Value::String(text.chars().take(HISTORY_PAYLOAD_CHARS).collect()), true)
+/// What stands for an input history does not keep: why, and its size in bytes of JSON
+/// (`input_bytes`), or, past [`HISTORY_MEASURE_BYTES`], the bound it is over
+/// (`input_bytes_over`).
+fn not_kept(why: String, size: Size<'_>) -> Value {
+    let bytes = match size {
+        Size::Bytes(n) => Some(n),
+        Size::Of(value) => redact::measure(value, HISTORY_MEASURE_BYTES),
+    };
+    let mut note = serde_json::Map::new();
+    note.insert("not_kept".into(), Value::String(why));
+    match bytes {
+        Some(n) => note.insert("input_bytes".into(), n.into()),
+        None => note.insert("input_bytes_over".into(), HISTORY_MEASURE_BYTES.into()),
+    };
+    Value::Object(note)
 }
 
 fn rfc3339(t: SystemTime) -> String {
@@ -241,7 +298,7 @@ mod tests {
             slug: "echo",
             started: SystemTime::now(),
             duration_ms: 1,
-            input: &input,
+            input: Sent::Checked(&input),
             ended,
         });
     }
@@ -269,7 +326,10 @@ mod tests {
         record(&h, 1, json!({"text": "x".repeat(20_000)}));
         let r = h.get("r1").unwrap();
         assert!(r.truncated);
-        assert_eq!(r.input.as_str().unwrap().chars().count(), HISTORY_PAYLOAD_CHARS);
+        assert_eq!(
+            r.input.as_str().unwrap().chars().count(),
+            crate::limits::HISTORY_PAYLOAD_CHARS
+        );
         record(&h, 2, json!({"text": "short"}));
         assert!(!h.get("r2").unwrap().truncated);
     }
@@ -295,7 +355,7 @@ mod tests {
             slug: "echo",
             started: SystemTime::now(),
             duration_ms: 1,
-            input: &input,
+            input: Sent::Checked(&input),
             ended: Ended::Failed {
                 code: "INVALID_PARAMS",
                 body: &body,
@@ -304,5 +364,73 @@ mod tests {
         let stored = serde_json::to_string(&h.get("r1").unwrap()).unwrap();
         assert!(!stored.contains("hunter2"), "{stored}");
         assert!(stored.contains("is longer than 5 characters"), "{stored}");
+    }
+
+    fn record_failed(h: &History, input: Sent<'_>, code: &str) -> Record {
+        let body = json!({"error": "refused", "code": code});
+        h.record(Finished {
+            principal: Some("anonymous"),
+            request_id: None,
+            id: h.next_id(),
+            slug: "base64-codec",
+            started: SystemTime::now(),
+            duration_ms: 0,
+            input,
+            ended: Ended::Failed { code, body: &body },
+        });
+        h.get("-1").unwrap()
+    }
+
+    #[test]
+    fn a_refused_call_keeps_its_code_and_size_not_its_input() {
+        let h = History::default();
+        let input = json!({"password": "hunter2-long", "input": "x".repeat(1_000)});
+        let r = record_failed(&h, Sent::Refused(Size::Of(&input)), "RATE_LIMITED");
+        assert_eq!(r.status.label(), "RATE_LIMITED");
+        assert_eq!(r.input["input_bytes"], input.to_string().len());
+        assert!(
+            r.input["not_kept"].as_str().unwrap().contains("RATE_LIMITED"),
+            "{}",
+            r.input
+        );
+        assert!(r.truncated);
+        assert!(!serde_json::to_string(&r).unwrap().contains("xxxx"));
+        let r = record_failed(&h, Sent::Refused(Size::Bytes(14_000_000)), "FORBIDDEN");
+        assert_eq!(r.input["input_bytes"], 14_000_000);
+        let huge = json!({"input": "x".repeat(HISTORY_MEASURE_BYTES + 1)});
+        let r = record_failed(&h, Sent::Refused(Size::Of(&huge)), "CANCELLED");
+        assert_eq!(r.input["input_bytes_over"], HISTORY_MEASURE_BYTES);
+    }
+
+    #[test]
+    fn an_input_with_too_many_secrets_keeps_no_text_of_the_run() {
+        let h = History::default();
+        let many: Vec<String> = (0..5_000).map(|i| format!("pw-{i:08}")).collect();
+        let input = json!({"password": many, "note": "pw-00000001"});
+        let result = json!({"echo": "pw-00000002"});
+        h.record(Finished {
+            principal: None,
+            request_id: None,
+            id: "r1".into(),
+            slug: "echo",
+            started: SystemTime::now(),
+            duration_ms: 1,
+            input: Sent::Checked(&input),
+            ended: Ended::Ok(&result),
+        });
+        let r = h.get("r1").unwrap();
+        let stored = serde_json::to_string(&r).unwrap();
+        assert!(!stored.contains("pw-0"), "{stored}");
+        assert!(
+            r.input["not_kept"]
+                .as_str()
+                .unwrap()
+                .contains("256 distinct secret values"),
+            "{}",
+            r.input
+        );
+        assert_eq!(r.input["input_bytes_over"], HISTORY_MEASURE_BYTES);
+        assert!(r.result["not_kept"].is_string());
+        assert!(r.truncated);
     }
 }

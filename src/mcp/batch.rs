@@ -1,7 +1,10 @@
-//! The meta-tool's `batch`: up to ten runs as one intent. Every slug is resolved and every
-//! params object validated first — any failure rejects the whole batch and runs nothing —
-//! then the runs go concurrently, each failing alone. Progress is reported only when the
-//! request carried a progress token.
+//! The meta-tool's `batch`: up to ten runs as one intent. Every slug is resolved, every
+//! run admitted by the caller's scope and run rate, and every admitted params object
+//! validated first — any validation failure rejects the whole batch and runs nothing
+//! (the runs it took from the caller's bucket stay spent: the checking was work done for
+//! it) — then the runs go concurrently, each failing alone (an item refused by the rate
+//! fails as `RATE_LIMITED`, unvalidated). Progress is reported only when the request
+//! carried a progress token.
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -39,11 +42,11 @@ impl Progress {
 pub(crate) async fn batch(
     gateway: &Gateway,
     caller: &Caller,
-    args: &JsonObject,
+    mut args: JsonObject,
     progress: Option<Progress>,
     cancel: &CancellationToken,
 ) -> Result<CallToolResult, Error> {
-    let Some(Value::Array(items)) = args.get("runs") else {
+    let Some(Value::Array(items)) = args.remove("runs") else {
         return Err(Error::BadRequest(
             "batch needs \"runs\": a list of {\"slug\": ..., \"params\": {...}}".into(),
         ));
@@ -62,11 +65,11 @@ pub(crate) async fn batch(
     let mut snapshot = None;
     let mut planned = Vec::with_capacity(items.len());
     let mut problems = Vec::new();
-    for (index, item) in items.iter().enumerate() {
-        let slug = item.get("slug").and_then(Value::as_str).unwrap_or_default();
+    for (index, mut item) in items.into_iter().enumerate() {
+        let slug = item.get("slug").and_then(Value::as_str).unwrap_or_default().to_owned();
         let problem = |code, message: String| BatchProblem {
             index,
-            slug: slug.to_owned(),
+            slug: slug.clone(),
             code,
             message,
         };
@@ -75,21 +78,31 @@ pub(crate) async fn batch(
             problems.push(problem(e.code(), e.to_string()));
             continue;
         }
-        let params = match item.get("params") {
+        let params = match item.get_mut("params").map(Value::take) {
             None | Some(Value::Null) => json!({}),
-            Some(p) => p.clone(),
+            Some(p) => p,
         };
-        let checked = match gateway.resolve_holding(slug, Reach::Meta, &mut snapshot).await {
-            Ok(entry) => match crate::gateway::validate(&entry, params).await {
-                (Ok(()), params) => Ok((entry, params)),
-                (Err(e), _) => Err(e),
+        let entry = match gateway.resolve_holding(&slug, Reach::Meta, &mut snapshot).await {
+            Ok(entry) => entry,
+            Err(e) => {
+                problems.push(problem(e.code(), e.to_string()));
+                continue;
+            }
+        };
+        // The caller's scope and rate before its params are read: an item refused there
+        // is not validated, and fails alone when the batch runs.
+        let ticket = gateway.admit(caller, &entry);
+        let params = match &ticket {
+            Ok(_) => match crate::gateway::validate(&entry, params).await {
+                (Ok(()), params) => params,
+                (Err(e), _) => {
+                    problems.push(problem(e.code(), e.to_string()));
+                    continue;
+                }
             },
-            Err(e) => Err(e),
+            Err(_) => params,
         };
-        match checked {
-            Ok((entry, params)) => planned.push((index, entry, params)),
-            Err(e) => problems.push(problem(e.code(), e.to_string())),
-        }
+        planned.push((index, entry, params, ticket));
     }
     if !problems.is_empty() {
         return Err(Error::BatchInvalid { problems });
@@ -100,7 +113,12 @@ pub(crate) async fn batch(
     }
     let mut pending: FuturesUnordered<_> = planned
         .into_iter()
-        .map(|(index, entry, params)| async move { (index, gateway.call(caller, &entry, params, cancel).await) })
+        .map(|(index, entry, params, ticket)| async move {
+            (
+                index,
+                gateway.call_admitted(caller, &entry, params, ticket, cancel).await,
+            )
+        })
         .collect();
     let mut finished: Vec<Option<Run>> = (0..total).map(|_| None).collect();
     let mut done = 0;

@@ -395,7 +395,7 @@ impl ServerHandler for Handler {
                     &self.gateway,
                     &caller,
                     &self.name,
-                    &args,
+                    args,
                     progress,
                     &self.first_page,
                     &context.ct,

@@ -28,7 +28,7 @@ pub(crate) async fn call(
     gateway: &Gateway,
     caller: &Caller,
     meta_name: &str,
-    args: &JsonObject,
+    args: JsonObject,
     progress: Option<Progress>,
     first: &FirstPage,
     cancel: &CancellationToken,
@@ -43,7 +43,7 @@ async fn dispatch(
     gateway: &Gateway,
     caller: &Caller,
     meta_name: &str,
-    args: &JsonObject,
+    mut args: JsonObject,
     progress: Option<Progress>,
     first: &FirstPage,
     cancel: &CancellationToken,
@@ -64,24 +64,26 @@ async fn dispatch(
     match command {
         "search" => {
             let snapshot = gateway.snapshot().await?;
-            search(gateway.meaning(), &snapshot, args).await
+            search(gateway.meaning(), &snapshot, &args).await
         }
-        "list" => list(gateway, &gateway.snapshot().await?, args, first),
+        "list" => list(gateway, &gateway.snapshot().await?, &args, first),
         "schema" => {
-            let entry = gateway.resolve(slug_arg(args)?, Reach::Meta).await?;
+            let entry = gateway.resolve(slug_arg(&args)?, Reach::Meta).await?;
             Ok(schema(&entry, meta_name))
         }
         "run" => {
-            let slug = slug_arg(args)?;
-            let params = match args.get("params") {
+            let slug = slug_arg(&args)?.to_owned();
+            // Taken, not copied: the params may be large, and nothing has checked the
+            // caller's rate yet.
+            let params = match args.remove("params") {
                 None | Some(Value::Null) => json!({}),
-                Some(p) => p.clone(),
+                Some(p) => p,
             };
-            Ok(run_result(&gateway.run(caller, slug, params, cancel).await?))
+            Ok(run_result(&gateway.run(caller, &slug, params, cancel).await?))
         }
         "batch" => super::batch::batch(gateway, caller, args, progress, cancel).await,
-        "history" => super::runs::history(caller.history(), args),
-        "diff" => super::runs::diff(caller.history(), args),
+        "history" => super::runs::history(caller.history(), &args),
+        "diff" => super::runs::diff(caller.history(), &args),
         other => Err(Error::UnknownCommand {
             command: other.to_owned(),
             known: COMMANDS.iter().map(|c| (*c).to_owned()).collect(),

@@ -145,18 +145,6 @@ async fn run(
     request: Option<Extension<RequestId>>,
     body: Bytes,
 ) -> Response {
-    let params: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
-        RunRequest { params: json!({}) }
-    } else {
-        match serde_json::from_slice(&body) {
-            Ok(r) => r,
-            Err(e) => {
-                return error(&Error::BadRequest(format!(
-                    "the body must be {{\"params\": {{...}}}}: {e}"
-                )));
-            }
-        }
-    };
     let (snapshot, i) = match exact(&gw, &slug).await {
         Ok(found) => found,
         Err(e) => return error(&e),
@@ -173,7 +161,30 @@ async fn run(
         None => Caller::new(),
     }
     .with_request(request.map(|Extension(id)| id.0));
-    let run = gw.call(&caller, &entry, params.params, &CancellationToken::new()).await;
+    // The principal's run rate is checked before the body is parsed, so a principal past
+    // it costs no parsing, whatever it sends.
+    let ticket = match gw.admit(&caller, &entry) {
+        Ok(ticket) => ticket,
+        Err(e) => {
+            gw.refuse(&caller, &entry, e.clone(), body.len());
+            return error(&e);
+        }
+    };
+    let params: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        RunRequest { params: json!({}) }
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(r) => r,
+            Err(e) => {
+                return error(&Error::BadRequest(format!(
+                    "the body must be {{\"params\": {{...}}}}: {e}"
+                )));
+            }
+        }
+    };
+    let run = gw
+        .call_admitted(&caller, &entry, params.params, Ok(ticket), &CancellationToken::new())
+        .await;
     let duration_ms = run.duration.as_millis() as u64;
     let output = run.produced.output;
     match run.produced.ended {
@@ -237,7 +248,7 @@ fn status(e: &Error) -> StatusCode {
         // The run depends on a runtime this server lacks: the request is fine, and the
         // same request here cannot succeed until the operator installs it.
         Error::RuntimeUnavailable { .. } => StatusCode::FAILED_DEPENDENCY,
-        Error::SessionLimit { .. } => StatusCode::CONFLICT,
+        Error::SessionLimit { .. } | Error::SessionShare { .. } => StatusCode::CONFLICT,
         Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         Error::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
         Error::Forbidden { .. } => StatusCode::FORBIDDEN,
@@ -322,6 +333,7 @@ mod tests {
             Error::RunNotFound { id: s() },
             Error::SessionNotFound { id: s() },
             Error::SessionLimit { limit: 5 },
+            Error::SessionShare { share: 2, limit: 5 },
             Error::UpstreamUnavailable {
                 server: s(),
                 reason: s(),

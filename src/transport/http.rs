@@ -310,10 +310,22 @@ mod tests {
             .iter()
             .map(|h| (*h).to_owned())
             .collect();
-        for ok in ["localhost", "localhost:8765", "127.0.0.1:1", "[::1]:80", "gw.example.com:443"] {
+        for ok in [
+            "localhost",
+            "localhost:8765",
+            "127.0.0.1:1",
+            "[::1]:80",
+            "gw.example.com:443",
+        ] {
             assert!(host_allowed(ok, &allowed), "{ok}");
         }
-        for refused in ["evil.example", "gw.example.com", "gw.example.com:80", "127.0.0.1.evil:80", "::1"] {
+        for refused in [
+            "evil.example",
+            "gw.example.com",
+            "gw.example.com:80",
+            "127.0.0.1.evil:80",
+            "::1",
+        ] {
             assert!(!host_allowed(refused, &allowed), "{refused}");
         }
     }

@@ -148,7 +148,7 @@ impl SessionManager for Sessions {
         let admission = ADMISSION.try_with(Clone::clone).ok();
         let principal = admission.as_ref().and_then(|a| a.principal.as_ref());
         let id: Arc<str> = principal.map_or_else(|| Arc::from("anonymous"), |p| p.id.clone());
-        let holder: Arc<str> = Arc::from(principal.map_or_else(|| "anonymous".to_owned(), Principal::holder));
+        let holder: Arc<str> = Arc::from(principal.map_or_else(|| "anonymous".to_owned(), Principal::share));
         let refusal = {
             let mut held = self.held();
             let of_holder = held.by_holder.get(&holder).copied().unwrap_or(0);

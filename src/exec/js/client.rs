@@ -6,6 +6,7 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -17,7 +18,7 @@ use super::worker::{CONTROL_FD, WORKER_ARG, stop_message};
 use crate::error::Error;
 use crate::limits::{
     JS_WORKER_OPEN_FILES, JS_WORKER_OVERHEAD_BYTES, JS_WORKER_RUNS, JS_WORKER_STOP_GRACE, SANDBOX_FILE_SIZE_BYTES,
-    SANDBOX_PROCESSES,
+    SANDBOX_PROCESSES, WORKER_BODY_BYTES_PER_SECOND,
 };
 use crate::sandbox::{Rlimits, Sandbox};
 
@@ -92,14 +93,19 @@ impl Worker {
         })
     }
 
-    /// Sends one frame. `false` when the worker is gone or does not read within
-    /// [`JS_WORKER_STOP_GRACE`] (either way it must be killed: a frame may be half sent).
+    /// Sends one frame. `false` when the worker is gone or does not read it within
+    /// [`JS_WORKER_STOP_GRACE`] plus the time its body takes at
+    /// [`WORKER_BODY_BYTES_PER_SECOND`] (either way it must be killed: a frame may be half
+    /// sent). A `fetch` answer of 7 MB crosses the pipe in 64 KiB steps, and a worker
+    /// descheduled on a busy machine once missed the bare grace.
     pub(super) async fn send(&mut self, message: &ToWorker, body: &[u8]) -> bool {
         let Ok(frame) = wire::frame(message, body) else {
             return false;
         };
+        let within =
+            JS_WORKER_STOP_GRACE + Duration::from_secs_f64(body.len() as f64 / WORKER_BODY_BYTES_PER_SECOND as f64);
         matches!(
-            tokio::time::timeout(JS_WORKER_STOP_GRACE, self.stdin.write_all(&frame)).await,
+            tokio::time::timeout(within, self.stdin.write_all(&frame)).await,
             Ok(Ok(()))
         )
     }

@@ -7,15 +7,22 @@
 //! and on every redirect hop. Redirects are followed here, not by the client, so each
 //! hop is checked before it is requested; `redirect: "manual"` answers the 3xx itself
 //! and `redirect: "error"` rejects it.
+//!
+//! The bodies a run's requests hold here at once (its request bodies while they are
+//! sent, its response bodies until the worker has them) count against the run's fetch
+//! allowance, [`FETCH_RUN_BYTES`], reserved with its place from the memory budget all
+//! runs share: a body that would pass it fails its `fetch` with a `TypeError` saying so,
+//! before it is read (a stated length) or at the chunk that passes it.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::policy::{self, FetchAllow, PolicyResolver, Refused};
 use super::wire::{Failure, Head, Request};
-use crate::limits::FETCH_REDIRECTS;
+use crate::limits::{FETCH_REDIRECTS, FETCH_RUN_BYTES};
+use crate::registry::grouped;
 
 /// The HTTP side shared by every engine of a process: one client (built on first use, so
 /// a process that never fetches never loads TLS roots) and the limits.
@@ -64,6 +71,13 @@ impl Failure {
 /// A complete answer: its head and its body, read within the cap.
 pub(super) type Answer = (Head, Vec<u8>);
 
+/// An answer as the server holds it: with the body's bytes held from the run's fetch
+/// allowance (given back when dropped, once the worker has the body).
+pub(super) type Fetched = (Answer, OwnedSemaphorePermit);
+
+/// The run's places on the network, and its fetch allowance in bytes.
+pub(super) type Shares = (Arc<Semaphore>, Arc<Semaphore>);
+
 impl Fetcher {
     /// A fetcher with these limits, reaching internal addresses only where `allow` says.
     pub(crate) fn new(timeout: Duration, body_limit: usize, allow: FetchAllow) -> Fetcher {
@@ -96,14 +110,14 @@ impl Fetcher {
 
     /// One request (and the redirects it is allowed to follow), within the deadline, or
     /// the reason it failed. `cancel` ends it early (the script's `AbortController`);
-    /// `in_flight` holds the run's places on the network.
+    /// `shares` holds the run's places on the network and its fetch allowance.
     pub(super) async fn fetch(
         &self,
         request: &Request,
         body: Option<Vec<u8>>,
         cancel: Arc<Notify>,
-        in_flight: Arc<Semaphore>,
-    ) -> Result<Answer, Failure> {
+        (in_flight, buffers): Shares,
+    ) -> Result<Fetched, Failure> {
         let (url, method, headers) = (&request.url, &request.method, &request.headers);
         let mode = match request.redirect.as_str() {
             "follow" => Redirects::Follow,
@@ -116,6 +130,8 @@ impl Fetcher {
             }
         };
         let first = self.request(url, method, headers, body)?;
+        // The request body is held here until the exchange ends.
+        let _sent = hold(&buffers, first.body.as_ref().map_or(0, Vec::len), "the request body")?;
         let client = self.client()?;
         let exchange = async {
             // Waiting for a slot counts against the deadline, like a slow server would.
@@ -128,10 +144,10 @@ impl Fetcher {
             loop {
                 let response = self.send(client, &hop).await?;
                 let Some(next) = redirect_target(&response)? else {
-                    return self.read(response, hops > 0).await;
+                    return self.read(response, hops > 0, &buffers).await;
                 };
                 match mode {
-                    Redirects::Manual => return self.read(response, hops > 0).await,
+                    Redirects::Manual => return self.read(response, hops > 0, &buffers).await,
                     Redirects::Error => {
                         return Err(Failure::type_error(format!(
                             "fetch: {} answered {} with a redirect to {next}, and redirect is \"error\"",
@@ -186,13 +202,21 @@ impl Fetcher {
         })
     }
 
-    /// Reads a response's body within the cap.
-    async fn read(&self, mut response: reqwest::Response, redirected: bool) -> Result<Answer, Failure> {
+    /// Reads a response's body within the cap and the run's fetch allowance.
+    async fn read(
+        &self,
+        mut response: reqwest::Response,
+        redirected: bool,
+        buffers: &Arc<Semaphore>,
+    ) -> Result<Fetched, Failure> {
         if let Some(length) = response.content_length()
             && length > self.body_limit as u64
         {
             return Err(self.too_large(Some(length)));
         }
+        // A stated length is held before any of the body is read.
+        let stated = response.content_length().map_or(0, |n| n as usize);
+        let mut held = hold(buffers, stated, "the response body")?;
         let mut body = Vec::new();
         while let Some(chunk) = response
             .chunk()
@@ -201,6 +225,10 @@ impl Fetcher {
         {
             if body.len() + chunk.len() > self.body_limit {
                 return Err(self.too_large(None));
+            }
+            let more = (body.len() + chunk.len()).saturating_sub(held.num_permits());
+            if more > 0 {
+                held.merge(hold(buffers, more, "the response body")?);
             }
             body.extend_from_slice(&chunk);
         }
@@ -221,7 +249,7 @@ impl Fetcher {
                 })
                 .collect(),
         };
-        Ok((head, body))
+        Ok(((head, body), held))
     }
 
     /// The first hop, or why it may not be made.
@@ -270,6 +298,21 @@ impl Fetcher {
             self.body_limit
         ))
     }
+}
+
+/// `bytes` of the run's fetch allowance `buffers`, held until dropped, or a `TypeError`
+/// saying that `what` would pass it.
+fn hold(buffers: &Arc<Semaphore>, bytes: usize, what: &str) -> Result<OwnedSemaphorePermit, Failure> {
+    let refused = || {
+        let held = FETCH_RUN_BYTES.saturating_sub(buffers.available_permits());
+        Failure::type_error(format!(
+            "fetch: {what} would bring the fetch bodies this run holds at once past {} bytes (a run's share of the server's memory budget; {} bytes are held by its other requests now); none of it was kept. Fewer requests at once, or smaller answers, fit",
+            grouped(FETCH_RUN_BYTES as u64),
+            grouped(held as u64)
+        ))
+    };
+    let bytes = u32::try_from(bytes).map_err(|_| refused())?;
+    buffers.clone().try_acquire_many_owned(bytes).map_err(|_| refused())
 }
 
 /// An error and its causes on one line ("error sending request: connection refused").

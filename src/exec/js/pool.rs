@@ -16,7 +16,16 @@
 //!
 //! `fetch` is made here, not in the worker (which has no network): the worker asks over
 //! the pipe and this side makes the request under the address policy and the limits of
-//! `fetch.rs`, at most [`FETCH_IN_FLIGHT`] per run at once.
+//! `fetch.rs`, at most [`FETCH_IN_FLIGHT`] per run at once, holding at most
+//! [`FETCH_RUN_BYTES`] of their bodies at once.
+//!
+//! **Places.** A run reserves its heap cap and its fetch allowance ([`FETCH_RUN_BYTES`])
+//! from the memory budget all runs share (`total_heap_bytes`), so what the workers' heaps
+//! and the server's fetch buffers hold together never passes it; with every run
+//! reserving the same, that budget and the cap on runs at once make one count of places
+//! (by default min(8, 2,112 MiB / 528 MiB) = 4), shared by the parties runs are made for
+//! under the rule of [`crate::exec::share`]: one principal holds at most half of them, so
+//! two principals cannot hold them all and a third starts at once.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -27,12 +36,12 @@ use std::time::Instant;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::client::Worker;
 use super::engine::JsLimits;
-use super::fetch::{Answer, Fetcher};
+use super::fetch::{Fetched, Fetcher};
 use super::local::Ran;
 use super::output::Captured;
 use super::policy::FetchAllow;
@@ -40,8 +49,10 @@ use super::tell::Notes;
 use super::wire::{Failure, FromWorker, Job, Stop, ToWorker};
 use crate::backchannel::{self, BackChannel};
 use crate::error::Error;
+use crate::exec::share::{Party, Permit, Pool};
 use crate::limits::{
-    CLIENT_ASKS_IN_FLIGHT, FETCH_BODY_BYTES, FETCH_IN_FLIGHT, JS_SPARE_WORKERS, JS_WORKER_RUNS, JS_WORKER_STOP_GRACE,
+    CLIENT_ASKS_IN_FLIGHT, FETCH_BODY_BYTES, FETCH_IN_FLIGHT, FETCH_RUN_BYTES, JS_SPARE_WORKERS, JS_WORKER_RUNS,
+    JS_WORKER_STOP_GRACE,
 };
 
 /// What a successful tool run produced.
@@ -69,10 +80,8 @@ pub struct Js {
     limits: JsLimits,
     /// This binary, started in worker mode.
     program: PathBuf,
-    /// One permit per run at once.
-    runs: Arc<Semaphore>,
-    /// One permit per MiB of the heap budget all running workers share.
-    heap: Arc<Semaphore>,
+    /// The places of the runs at once, each with its share of the memory budget.
+    places: Pool,
     fetcher: Arc<Fetcher>,
     /// Started workers waiting for a run, oldest first (it has had longest to build its
     /// next engine).
@@ -93,8 +102,8 @@ impl std::fmt::Debug for Js {
     }
 }
 
-/// A run's place among the concurrent runs and its share of the heap budget.
-type Places = (OwnedSemaphorePermit, OwnedSemaphorePermit);
+/// A run's place among the concurrent runs, with its share of the memory budget.
+type Places = Permit;
 
 /// One run counted as waiting for its places while this lives (a run given up while
 /// waiting stops counting too).
@@ -118,6 +127,15 @@ fn mib(bytes: usize) -> u32 {
     u32::try_from(bytes.div_ceil(1024 * 1024)).unwrap_or(u32::MAX)
 }
 
+/// The places of a backend within `limits`: its runs at once, and no more than the memory
+/// budget holds when each run reserves its heap cap and its fetch allowance (a run whose
+/// reservation is the whole budget or more gets the budget: one place).
+fn places(limits: &JsLimits) -> usize {
+    let total = mib(limits.total_heap_bytes).max(1);
+    let each = mib(limits.heap_bytes.saturating_add(FETCH_RUN_BYTES)).clamp(1, total);
+    limits.concurrent_runs.max(1).min((total / each).max(1) as usize)
+}
+
 /// How a conversation with a worker ended, and whether the worker may serve again.
 struct Ended {
     ran: Ran,
@@ -132,8 +150,7 @@ impl Js {
         let js = Js {
             limits,
             program,
-            runs: Arc::new(Semaphore::new(limits.concurrent_runs.max(1))),
-            heap: Arc::new(Semaphore::new(mib(limits.total_heap_bytes).max(1) as usize)),
+            places: Pool::new(places(&limits)),
             fetcher: Arc::new(Fetcher::new(
                 limits.fetch_timeout,
                 FETCH_BODY_BYTES,
@@ -151,13 +168,12 @@ impl Js {
     /// Has `/metrics` read this pool's use when it renders: places, runs holding one,
     /// runs waiting, idle workers. The probe holds only shared counters, not the pool.
     fn watch(&self) {
-        let (runs, waiting, idle) = (self.runs.clone(), self.waiting.clone(), Arc::downgrade(&self.idle));
-        let places = self.limits.concurrent_runs.max(1);
+        let (pool, waiting, idle) = (self.places.clone(), self.waiting.clone(), Arc::downgrade(&self.idle));
         crate::metrics::get().watch_pool(move || {
             let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
             crate::metrics::PoolUse {
-                places: count(places),
-                running: count(places.saturating_sub(runs.available_permits())),
+                places: count(pool.capacity()),
+                running: count(pool.in_use()),
                 waiting: waiting.load(Ordering::Relaxed),
                 idle: idle.upgrade().map_or(0, |idle| {
                     count(idle.lock().unwrap_or_else(PoisonError::into_inner).len())
@@ -180,17 +196,18 @@ impl Js {
         self.refill();
     }
 
-    /// Runs a tool script: evaluates `code` (named `filename` in stack traces), then
-    /// awaits `run(params)`. Cancelling `cancel` stops the run as its deadline would and
-    /// fails it with [`Error::Cancelled`].
+    /// Runs a tool script for `party`: evaluates `code` (named `filename` in stack
+    /// traces), then awaits `run(params)`. Cancelling `cancel` stops the run as its
+    /// deadline would and fails it with [`Error::Cancelled`].
     pub async fn run_tool(
         &self,
         code: Arc<str>,
         filename: String,
         params: serde_json::Value,
+        party: &Party,
         cancel: &CancellationToken,
     ) -> Result<JsOutput, Error> {
-        self.tool(code, filename, params, false, cancel).await
+        self.tool(code, filename, params, false, (party, cancel)).await
     }
 
     /// Runs a TypeScript tool script: types erased (lines kept), then as [`Js::run_tool`].
@@ -199,9 +216,10 @@ impl Js {
         code: &Arc<str>,
         filename: String,
         params: serde_json::Value,
+        party: &Party,
         cancel: &CancellationToken,
     ) -> Result<JsOutput, Error> {
-        self.tool(code.clone(), filename, params, true, cancel).await
+        self.tool(code.clone(), filename, params, true, (party, cancel)).await
     }
 
     async fn tool(
@@ -210,7 +228,7 @@ impl Js {
         filename: String,
         params: serde_json::Value,
         typescript: bool,
-        cancel: &CancellationToken,
+        (party, cancel): (&Party, &CancellationToken),
     ) -> Result<JsOutput, Error> {
         let job = Job::Tool {
             filename,
@@ -218,7 +236,7 @@ impl Js {
             params: params.to_string(),
             typescript,
         };
-        let (outcome, captured) = self.execute(job, cancel).await;
+        let (outcome, captured) = self.execute(job, party, cancel).await;
         Ok(JsOutput {
             result: outcome?.unwrap_or(serde_json::Value::Null),
             captured,
@@ -227,20 +245,26 @@ impl Js {
 
     /// Runs a snippet as the body of an async function: the JS-VM seed's
     /// `run_javascript`, or with `typescript` its `run_typescript` (types erased first,
-    /// lines kept). Cancelling `cancel` stops it as in [`Js::run_tool`].
-    pub async fn run_snippet(&self, code: &str, typescript: bool, cancel: &CancellationToken) -> SnippetOutput {
+    /// lines kept), for `party`. Cancelling `cancel` stops it as in [`Js::run_tool`].
+    pub async fn run_snippet(
+        &self,
+        code: &str,
+        typescript: bool,
+        party: &Party,
+        cancel: &CancellationToken,
+    ) -> SnippetOutput {
         let job = Job::Snippet {
             code: code.to_owned(),
             typescript,
         };
-        let (outcome, captured) = self.execute(job, cancel).await;
+        let (outcome, captured) = self.execute(job, party, cancel).await;
         SnippetOutput { outcome, captured }
     }
 
     /// Runs `job` in an idle worker (or a new one), then tops the idle workers up.
     /// Answers when the worker does, or at the deadline or cancellation plus at most
     /// [`JS_WORKER_STOP_GRACE`].
-    async fn execute(&self, job: Job, cancel: &CancellationToken) -> Ran {
+    async fn execute(&self, job: Job, party: &Party, cancel: &CancellationToken) -> Ran {
         let until = Instant::now() + self.limits.wall_clock;
         // A place among the runs and this run's heap from the shared budget, within the
         // run's own deadline, held until its worker has answered or been killed.
@@ -250,7 +274,7 @@ impl Js {
             () = tokio::time::sleep_until(until.into()) => {
                 return (Err(self.queue_timeout()), Captured::default());
             }
-            places = self.places() => places,
+            places = self.places(party) => places,
         };
         let _places: Places = match places {
             Ok(p) => p,
@@ -306,7 +330,10 @@ impl Js {
             return self.lost(worker, None).await;
         }
         let in_flight = Arc::new(Semaphore::new(FETCH_IN_FLIGHT));
-        let mut fetches: FuturesUnordered<BoxFuture<'static, (u32, Result<Answer, Failure>)>> = FuturesUnordered::new();
+        // The bytes of fetch bodies this run may hold at once, reserved with its place.
+        let buffers = Arc::new(Semaphore::new(FETCH_RUN_BYTES));
+        let mut fetches: FuturesUnordered<BoxFuture<'static, (u32, Result<Fetched, Failure>)>> =
+            FuturesUnordered::new();
         let mut aborts: HashMap<u32, Arc<Notify>> = HashMap::new();
         let mut asks: FuturesUnordered<BoxFuture<'static, (u32, Result<serde_json::Value, Failure>)>> =
             FuturesUnordered::new();
@@ -330,9 +357,9 @@ impl Js {
                         let cancel = Arc::new(Notify::new());
                         aborts.insert(id, cancel.clone());
                         let body = request.has_body.then_some(body);
-                        let (fetcher, in_flight) = (self.fetcher.clone(), in_flight.clone());
+                        let (fetcher, in_flight, buffers) = (self.fetcher.clone(), in_flight.clone(), buffers.clone());
                         fetches.push(Box::pin(async move {
-                            (id, fetcher.fetch(&request, body, cancel, in_flight).await)
+                            (id, fetcher.fetch(&request, body, cancel, (in_flight, buffers)).await)
                         }));
                     }
                     Some((FromWorker::Note { run: r, note }, _)) if r == run && stopped.is_none() => notes.send(note),
@@ -367,13 +394,16 @@ impl Js {
                 },
                 Some((id, answer)) = fetches.next(), if !fetches.is_empty() => {
                     aborts.remove(&id);
-                    let (reply, body) = match answer {
-                        Ok((head, body)) => (Ok(head), body),
-                        Err(failure) => (Err(failure), Vec::new()),
+                    let (reply, body, held) = match answer {
+                        Ok(((head, body), held)) => (Ok(head), body, Some(held)),
+                        Err(failure) => (Err(failure), Vec::new(), None),
                     };
                     if !worker.send(&ToWorker::Fetched { run, id, reply }, &body).await {
                         return self.lost(worker, stopped).await;
                     }
+                    // The body is the worker's now (inside its heap cap): its bytes are
+                    // no longer held here.
+                    drop((body, held));
                 }
                 Some((id, reply)) = asks.next(), if !asks.is_empty() => {
                     if !worker.send(&ToWorker::Answered { run, id, reply }, &[]).await {
@@ -420,21 +450,22 @@ impl Js {
         }
     }
 
-    /// A place among the concurrent runs and this run's heap from the shared budget.
-    async fn places(&self) -> Result<Places, Error> {
-        let closed = |_| Error::Internal("the JavaScript run limiter is closed".to_owned());
+    /// A place among the concurrent runs, with this run's share of the memory budget,
+    /// under the share rule for `party`.
+    async fn places(&self, party: &Party) -> Result<Places, Error> {
         let _waiting = Waiting::count(&self.waiting);
-        let run = self.runs.clone().acquire_owned().await.map_err(closed)?;
-        let want = mib(self.limits.heap_bytes).clamp(1, mib(self.limits.total_heap_bytes).max(1));
-        let heap = self.heap.clone().acquire_many_owned(want).await.map_err(closed)?;
-        Ok((run, heap))
+        self.places
+            .acquire(party)
+            .await
+            .ok_or_else(|| Error::Internal("the JavaScript run limiter is closed".to_owned()))
     }
 
     /// The failure of a run that waited its whole deadline for a place.
     fn queue_timeout(&self) -> Error {
         Error::Timeout {
             what: format!(
-                "The JavaScript (waiting for a place: at most {} runs and {} MiB of heap at once)",
+                "The JavaScript (waiting for a place: {} runs at once, for at most {} runs and {} MiB of heap and fetch bodies, and one caller may hold at most half of them)",
+                self.places.capacity(),
                 self.limits.concurrent_runs,
                 mib(self.limits.total_heap_bytes)
             ),

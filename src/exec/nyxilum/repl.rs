@@ -8,7 +8,9 @@
 //! before the marker — so output that itself contains `> ` survives. Then it reads on to
 //! the prompt after the marker, leaving the stream clean for the next call. An error line
 //! does not end the session; a deadline does (the code may loop forever), and so does the
-//! process exiting. At most [`limits::REPL_SESSIONS`] live at once; one idle for
+//! process exiting. At most [`limits::REPL_SESSIONS`] live at once, at most
+//! [`limits::REPL_SESSIONS_PER_PRINCIPAL`] of them for one [`Party`] (so one caller, or
+//! two, cannot hold them all); one idle for
 //! [`limits::REPL_IDLE`] is closed; each has its own folder, removed when it ends, and
 //! every session ends with the server.
 
@@ -22,6 +24,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 use super::{Invocation, RUNTIME};
 use crate::error::Error;
 use crate::exec::process::{self, Arg, Confinement, Launched, Spec, Workdir, output};
+use crate::exec::share::Party;
 use crate::limits;
 use crate::sandbox::Rlimits;
 
@@ -64,8 +67,8 @@ impl Default for Inner {
 #[derive(Debug, Default)]
 struct State {
     live: HashMap<String, Arc<Session>>,
-    /// Sessions being started, counted against the cap.
-    starting: usize,
+    /// The parties of the sessions being started, counted against the caps.
+    starting: Vec<Party>,
     reaper: bool,
 }
 
@@ -73,6 +76,8 @@ struct State {
 struct Session {
     /// The caller that started it: no other caller can reach it.
     owner: u64,
+    /// Whose share of the sessions it counts against.
+    party: Party,
     /// The process group, to kill without waiting for a running evaluation.
     group: i32,
     last_used: Mutex<Instant>,
@@ -90,21 +95,31 @@ struct Io {
 }
 
 impl Sessions {
-    /// Starts a session for the caller `owner` running `nx` as `nx` says; its id on
-    /// success.
-    pub async fn start(&self, owner: u64, nx: &Invocation) -> Result<String, Error> {
+    /// Starts a session for the caller `owner`, counted against `party`'s share, running
+    /// `nx` as `nx` says; its id on success.
+    pub async fn start(&self, owner: u64, party: &Party, nx: &Invocation) -> Result<String, Error> {
         {
             let mut state = lock(&self.inner.state);
-            if state.live.len() + state.starting >= limits::REPL_SESSIONS {
+            let held = state.live.values().filter(|s| s.party == *party).count()
+                + state.starting.iter().filter(|p| *p == party).count();
+            if held >= limits::REPL_SESSIONS_PER_PRINCIPAL {
+                return Err(Error::SessionShare {
+                    share: limits::REPL_SESSIONS_PER_PRINCIPAL,
+                    limit: limits::REPL_SESSIONS,
+                });
+            }
+            if state.live.len() + state.starting.len() >= limits::REPL_SESSIONS {
                 return Err(Error::SessionLimit {
                     limit: limits::REPL_SESSIONS,
                 });
             }
-            state.starting += 1;
+            state.starting.push(party.clone());
         }
-        let started = start_process(owner, nx).await;
+        let started = start_process(owner, party, nx).await;
         let mut state = lock(&self.inner.state);
-        state.starting -= 1;
+        if let Some(at) = state.starting.iter().position(|p| p == party) {
+            state.starting.swap_remove(at);
+        }
         let session = started?;
         let id = format!("nx-{}", random_hex(8));
         state.live.insert(id.clone(), Arc::new(session));
@@ -199,7 +214,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Starts `nx` in REPL mode and reads past its banner to the first prompt.
-async fn start_process(owner: u64, nx: &Invocation) -> Result<Session, Error> {
+async fn start_process(owner: u64, party: &Party, nx: &Invocation) -> Result<Session, Error> {
     let spec = Spec {
         runtime: RUNTIME.to_owned(),
         program: nx.program.clone(),
@@ -243,6 +258,7 @@ async fn start_process(owner: u64, nx: &Invocation) -> Result<Session, Error> {
             io.pending.clear();
             Ok(Session {
                 owner,
+                party: party.clone(),
                 group,
                 last_used: Mutex::new(Instant::now()),
                 io: tokio::sync::Mutex::new(Some(io)),
@@ -438,8 +454,8 @@ mod tests {
             }),
         };
         let nx = standin();
-        let idle = sessions.start(1, &nx).await.unwrap();
-        let busy = sessions.start(1, &nx).await.unwrap();
+        let idle = sessions.start(1, &Party::named("p"), &nx).await.unwrap();
+        let busy = sessions.start(1, &Party::named("p"), &nx).await.unwrap();
         let held = lock(&sessions.inner.state).live.get(&busy).cloned().unwrap();
         let guard = held.io.lock().await;
         assert_eq!(reap_idle(&sessions.inner), 1);
@@ -456,7 +472,7 @@ mod tests {
     #[tokio::test]
     async fn another_callers_session_is_not_found_and_cannot_be_stopped() {
         let sessions = Sessions::default();
-        let id = sessions.start(1, &standin()).await.unwrap();
+        let id = sessions.start(1, &Party::named("p"), &standin()).await.unwrap();
         assert!(matches!(
             sessions.eval(2, &id, "print(1)", Duration::from_secs(5)).await,
             Err(Error::SessionNotFound { .. })
@@ -472,7 +488,7 @@ mod tests {
     #[tokio::test]
     async fn a_large_output_is_cut_and_the_session_goes_on() {
         let sessions = Sessions::default();
-        let id = sessions.start(1, &standin()).await.unwrap();
+        let id = sessions.start(1, &Party::named("p"), &standin()).await.unwrap();
         let flood = "for i in 0..5000 { print(\"line ${i} of a flood\") }";
         match sessions.eval(1, &id, flood, Duration::from_secs(20)).await.unwrap() {
             Evaluated::Output { output, truncated } => {
@@ -492,6 +508,24 @@ mod tests {
                 truncated: false
             }
         );
+        sessions.close_all().await;
+    }
+
+    #[tokio::test]
+    async fn one_party_holds_its_share_and_another_still_starts_one() {
+        let sessions = Sessions::default();
+        let nx = standin();
+        let (a, b) = (Party::named("a"), Party::named("b"));
+        for owner in [1, 2] {
+            sessions.start(owner, &a, &nx).await.unwrap();
+        }
+        let refused = sessions.start(3, &a, &nx).await.unwrap_err();
+        assert!(
+            matches!(refused, Error::SessionShare { share: 2, limit: 5 }),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("at most 2 of the 5"), "{refused}");
+        sessions.start(4, &b, &nx).await.unwrap();
         sessions.close_all().await;
     }
 }
