@@ -3,7 +3,7 @@
 //! client once took `catalogue serve` down until they closed).
 //!
 //! Each accepted connection takes a place among [`Connections::max`] and among its
-//! address's [`Connections::per_address`]; one over either cap is answered `503` with
+//! address's [`Connections::per_address`] (an IPv6 /64 counting as one address); one over either cap is answered `503` with
 //! `Retry-After` and closed at once, so held connections cost the others nothing. A
 //! connection must send each request head within [`Connections::header_timeout`] of
 //! opening or of its previous answer, so an idle connection is closed after that long.
@@ -143,7 +143,9 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Connections, stop
                 continue;
             }
         };
-        let Some(place) = admit(&places, &limits, peer.ip()) else {
+        // An IPv6 host is given a /64: its addresses count as one client.
+        let client = crate::access::rate::network(peer.ip());
+        let Some(place) = admit(&places, &limits, client) else {
             refuse(&tcp);
             continue;
         };
