@@ -111,6 +111,21 @@ impl Upstreams {
         }
     }
 
+    /// Each server's namespace, `PREFIX__` (its slugs and its prompts' names begin so),
+    /// with the server's name: a catalogue may name nothing inside it
+    /// (`catalogue::Reserved`).
+    pub fn namespaces(&self) -> Vec<(String, String)> {
+        self.links
+            .iter()
+            .map(|l| {
+                (
+                    format!("{}{}", l.server.prefix, naming::SEPARATOR),
+                    l.server.name.clone(),
+                )
+            })
+            .collect()
+    }
+
     /// Returns true if and only if no server is configured.
     pub fn is_empty(&self) -> bool {
         self.links.is_empty()
