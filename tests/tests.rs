@@ -14,6 +14,7 @@ mod demo;
 mod execution_modes;
 mod fetch_policy;
 mod history;
+mod hostile_folders;
 mod hostile_names;
 mod http;
 mod http_notifications;

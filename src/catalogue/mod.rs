@@ -2,6 +2,7 @@
 //! snapshots with the resources and prompts the source carries. It never runs code and
 //! knows nothing of MCP.
 
+mod beneath;
 pub mod example;
 pub mod extras;
 mod fill;
