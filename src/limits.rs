@@ -680,3 +680,12 @@ impl Default for Limits {
         }
     }
 }
+
+// --- What catalogues and upstream servers may cost ------------------------------------
+
+/// How long after an upstream call ended a log message or request of that upstream (which
+/// names no call) may still be the call's: while a call of another session ended this
+/// recently, such a message is dropped, not shown to a session it may not belong to. An
+/// upstream that logs later than this after a call, while another session calls it, can
+/// still not be told apart from that session's call.
+pub const UPSTREAM_MESSAGE_LINGER: Duration = Duration::from_secs(10);

@@ -16,6 +16,7 @@ mod fetch_policy;
 mod history;
 mod hostile_folders;
 mod hostile_names;
+mod hostile_upstreams;
 mod http;
 mod http_notifications;
 mod index_bounds;

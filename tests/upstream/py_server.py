@@ -21,8 +21,8 @@ one did), `hang` (stops answering anything, pings included), `chatty` (logs) and
 
 For routing checks: `late_log` answers at once and, once a later call has reached the
 server (`hold` or `poke`), sends a log message and a progress notification under its own
-(ended) call's token; `hold` stays in flight until that late message has been sent,
-`poke` answers at once. `big` answers with a text of the given size (an answer over
+(ended) call's token; `hold` stays in flight until that late message has been sent
+(with `announce`, it logs `holding` first), `poke` answers at once. `big` answers with a text of the given size (an answer over
 toolgate's cap).
 
 With `--http PORT` (and `--json` for plain JSON answers) it serves Streamable HTTP on
@@ -161,8 +161,10 @@ async def late_log(message: str, ctx: Context) -> str:
     return "answered"
 
 
-@server.tool(description="Lets a late_log message go, and answers once it has been sent.")
-async def hold() -> str:
+@server.tool(description="Lets a late_log message go, and answers once it has been sent (logs `holding` first when asked).")
+async def hold(ctx: Context, announce: bool = False) -> str:
+    if announce:
+        await ctx.log("info", "holding", logger_name="py")
     late_sent.clear()
     later_call.set()
     await late_sent.wait()

@@ -1,0 +1,237 @@
+//! What an upstream server sends reaches only the session it belongs to. Two principals
+//! (keys file) with a session each over `--http`, one upstream (the Python server) they
+//! share: a log message or progress the upstream sends after the call that caused it
+//! ended never reaches the session that called next, whether that call is in flight or
+//! just ended; a log sent while both sessions have calls in flight reaches neither; a
+//! late message with no other session about still reaches its own.
+
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::access::new_key;
+use crate::http::{Session, post};
+use crate::http_notifications::Listening;
+use crate::upstream::{WAIT, py_server, servers_file};
+use crate::util::command;
+
+/// A `toolgate --http 127.0.0.1:0` child whose stderr (debug lines on) the test reads.
+struct Watched {
+    _child: tokio::process::Child,
+    url: String,
+    lines: mpsc::UnboundedReceiver<String>,
+    _dir: tempfile::TempDir,
+}
+
+impl Watched {
+    async fn start(env: &[(&str, &str)]) -> Watched {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = command(dir.path(), env);
+        cmd.env("TOOLGATE_DEBUG", "1")
+            .args(["--http", "127.0.0.1:0"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .stdin(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+        let (tx, mut lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = stderr.next_line().await {
+                let _ = tx.send(line);
+            }
+        });
+        let url = tokio::time::timeout(WAIT, async {
+            while let Some(line) = lines.recv().await {
+                if let Some(rest) = line.split(" at ").nth(1)
+                    && rest.starts_with("http://")
+                {
+                    return rest.trim().to_owned();
+                }
+            }
+            panic!("toolgate --http exited without announcing its address");
+        })
+        .await
+        .expect("toolgate --http starts");
+        Watched {
+            _child: child,
+            url,
+            lines,
+            _dir: dir,
+        }
+    }
+
+    /// Waits for the next stderr line containing `what`.
+    async fn said(&mut self, what: &str) -> String {
+        tokio::time::timeout(WAIT, async {
+            while let Some(line) = self.lines.recv().await {
+                if line.contains(what) {
+                    return line;
+                }
+            }
+            panic!("toolgate ended before saying {what:?}");
+        })
+        .await
+        .unwrap_or_else(|_| panic!("toolgate never said {what:?}"))
+    }
+}
+
+/// Two principals' sessions, each with its standalone stream open, on a gateway whose
+/// upstream `py` both call, beside the conformance catalogue (for a tool that logs).
+struct Two {
+    gate: Watched,
+    alice: Session,
+    bob: Session,
+    alice_listens: Listening,
+    bob_listens: Listening,
+    _dirs: [tempfile::TempDir; 2],
+}
+
+impl Two {
+    async fn start() -> Two {
+        let (state, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let keys = dir.path().join("keys.json");
+        let alice_key = new_key(&keys, "run,search", "alice").await;
+        let bob_key = new_key(&keys, "run,search", "bob").await;
+        let servers = servers_file(dir.path(), json!({"py": py_server(state.path())}));
+        let catalogue = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/conformance");
+        let gate = Watched::start(&[
+            ("TOOLGATE_CATALOGUE", catalogue),
+            ("TOOLGATE_UPSTREAMS", &servers),
+            ("TOOLGATE_KEYS_FILE", keys.to_str().unwrap()),
+        ])
+        .await;
+        let alice = Session::open_keyed(&gate.url, &alice_key).await;
+        let bob = Session::open_keyed(&gate.url, &bob_key).await;
+        let alice_listens = Listening::open(&alice).await;
+        let bob_listens = Listening::open(&bob).await;
+        Two {
+            gate,
+            alice,
+            bob,
+            alice_listens,
+            bob_listens,
+            _dirs: [state, dir],
+        }
+    }
+}
+
+/// Calls `name` in `session` with a progress token and returns the whole answer stream:
+/// progress for that token would arrive on it.
+async fn call_raw(session: &Session, name: &str, arguments: Value, token: &str) -> String {
+    let call = json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments, "_meta": {"progressToken": token}
+    }});
+    let response = post(&session.http, &session.url, Some(&session.id), &call).await;
+    assert_eq!(response.status(), 200, "{name}: {response:?}");
+    let body = response.text().await.unwrap();
+    assert!(body.contains("\"id\":77"), "{name}: {body}");
+    body
+}
+
+/// The messages on `listening` up to the end of a conformance tool's own logs, sent by
+/// a call of `session` now: whatever went astray to this stream before is among them.
+async fn drained(session: &mut Session, listening: &mut Listening) -> Vec<Value> {
+    let answer = session
+        .request("tools/call", json!({"name": "test_tool_with_logging", "arguments": {}}))
+        .await;
+    assert_ne!(answer["result"]["isError"], json!(true), "{answer}");
+    listening
+        .until(|m| m["params"]["data"] == "Tool execution completed")
+        .await
+}
+
+#[tokio::test]
+async fn a_late_upstream_message_never_reaches_the_session_that_calls_next() {
+    // Bob's call either stays in flight until Alice's late message is sent (`hold`) or
+    // has just ended when it is (`poke`).
+    for next in ["py__hold", "py__poke"] {
+        let mut two = Two::start().await;
+        let note = format!("alice's late note before {next}");
+        let answer = two
+            .alice
+            .request(
+                "tools/call",
+                json!({"name": "py__late_log", "arguments": {"message": note},
+                       "_meta": {"progressToken": "alice-late"}}),
+            )
+            .await;
+        assert!(answer.to_string().contains("answered"), "{answer}");
+        let bobs = call_raw(&two.bob, next, json!({}), "bob-1").await;
+        assert!(
+            !bobs.contains(&note),
+            "{next}: Bob's call got Alice's late message: {bobs}"
+        );
+        // The upstream sent both; toolgate dropped both.
+        two.gate.said("a log message was dropped").await;
+        two.gate.said("a progress notification was dropped").await;
+        let seen = drained(&mut two.bob, &mut two.bob_listens).await;
+        assert!(
+            !format!("{seen:?}").contains(&note),
+            "{next}: Bob's stream got Alice's late message: {seen:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_late_upstream_log_reaches_its_own_session_when_no_other_has_called() {
+    let mut two = Two::start().await;
+    let note = "alice's own late note";
+    let answer = two
+        .alice
+        .request(
+            "tools/call",
+            json!({"name": "py__late_log", "arguments": {"message": note}}),
+        )
+        .await;
+    assert!(answer.to_string().contains("answered"), "{answer}");
+    call_raw(&two.alice, "py__poke", json!({}), "alice-2").await;
+    let seen = two.alice_listens.until(|m| m["params"]["data"] == note).await;
+    assert_eq!(seen.last().unwrap()["params"]["logger"], "late", "{seen:?}");
+    let seen = drained(&mut two.bob, &mut two.bob_listens).await;
+    assert!(!format!("{seen:?}").contains(note), "{seen:?}");
+}
+
+#[tokio::test]
+async fn an_upstream_log_while_two_sessions_calls_are_in_flight_reaches_neither() {
+    let mut two = Two::start().await;
+    // Alice's call stays in flight until a late_log's message has been sent; the log it
+    // sends first (hers alone) says it is in flight.
+    let (http, url, id) = (two.alice.http.clone(), two.alice.url.clone(), two.alice.id.clone());
+    let held = tokio::spawn(async move {
+        let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                          "params": {"name": "py__hold", "arguments": {"announce": true}}});
+        post(&http, &url, Some(&id), &call).await.text().await.unwrap()
+    });
+    two.alice_listens.until(|m| m["params"]["data"] == "holding").await;
+    let note = "bob's note while alice's call runs";
+    let answer = two
+        .bob
+        .request(
+            "tools/call",
+            json!({"name": "py__chatty", "arguments": {"message": note}}),
+        )
+        .await;
+    assert!(answer.to_string().contains("done"), "{answer}");
+    two.gate.said("a log message was dropped").await;
+    // Let Alice's call end.
+    two.bob
+        .request(
+            "tools/call",
+            json!({"name": "py__late_log", "arguments": {"message": "release"}}),
+        )
+        .await;
+    let alices = tokio::time::timeout(WAIT, held)
+        .await
+        .expect("Alice's call ends")
+        .unwrap();
+    assert!(!alices.contains(note), "{alices}");
+    for (session, listening) in [
+        (&mut two.alice, &mut two.alice_listens),
+        (&mut two.bob, &mut two.bob_listens),
+    ] {
+        let seen = drained(session, listening).await;
+        assert!(!format!("{seen:?}").contains(note), "{seen:?}");
+    }
+}
