@@ -689,3 +689,13 @@ impl Default for Limits {
 /// upstream that logs later than this after a call, while another session calls it, can
 /// still not be told apart from that session's call.
 pub const UPSTREAM_MESSAGE_LINGER: Duration = Duration::from_secs(10);
+
+/// Bytes of one message from an upstream server (a stdio line, an HTTP answer body, an
+/// SSE event); rmcp's own default. A call whose answer is longer fails at once
+/// (`EXECUTION_ERROR` naming this limit) instead of waiting for [`UPSTREAM_CALL_IDLE`];
+/// such a line is streamed past, never held.
+pub const UPSTREAM_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long an upstream child whose stdin toolgate closed may take to exit before it is
+/// killed (rmcp's own grace for its child transport).
+pub const UPSTREAM_EXIT_GRACE: Duration = Duration::from_secs(3);

@@ -1,9 +1,14 @@
-//! What an upstream server sends reaches only the session it belongs to. Two principals
-//! (keys file) with a session each over `--http`, one upstream (the Python server) they
-//! share: a log message or progress the upstream sends after the call that caused it
-//! ended never reaches the session that called next, whether that call is in flight or
-//! just ended; a log sent while both sessions have calls in flight reaches neither; a
-//! late message with no other session about still reaches its own.
+//! What upstream servers send cannot cost another session or hold a call.
+//!
+//! Messages reach only the session they belong to: two principals (keys file) with a
+//! session each over `--http`, one upstream (the Python server) they share. A log message
+//! or progress the upstream sends after the call that caused it ended never reaches the
+//! session that called next, whether that call is in flight or just ended; a log sent
+//! while both sessions have calls in flight reaches neither; a late message with no other
+//! session about still reaches its own.
+//!
+//! An answer over the limit of one message fails its call at once, naming the limit,
+//! over stdio and Streamable HTTP (SSE and JSON), instead of hanging to the idle timeout.
 
 use std::process::Stdio;
 
@@ -14,8 +19,8 @@ use tokio::sync::mpsc;
 use crate::access::new_key;
 use crate::http::{Session, post};
 use crate::http_notifications::Listening;
-use crate::upstream::{WAIT, py_server, servers_file};
-use crate::util::command;
+use crate::upstream::{Federated, WAIT, py_server, python, servers_file};
+use crate::util::{Gate, command, expect_error, text};
 
 /// A `toolgate --http 127.0.0.1:0` child whose stderr (debug lines on) the test reads.
 struct Watched {
@@ -234,4 +239,120 @@ async fn an_upstream_log_while_two_sessions_calls_are_in_flight_reaches_neither(
         let seen = drained(session, listening).await;
         assert!(!format!("{seen:?}").contains(note), "{seen:?}");
     }
+}
+
+/// Characters in an answer over the limit of one upstream message (16 MiB).
+const OVER_LIMIT: usize = 17 * 1024 * 1024 + 1;
+
+/// Calls `name` with `args` through `gate`, bounded: a call that hangs fails the test.
+async fn bounded_call(gate: &Gate, name: &str, args: Value) -> rmcp::model::CallToolResult {
+    tokio::time::timeout(WAIT, gate.call(name, args))
+        .await
+        .unwrap_or_else(|_| panic!("{name} hung: an answer over the limit must fail its call at once"))
+}
+
+/// The Python server serving Streamable HTTP on a free loopback port (plain JSON answers
+/// with `json`, else SSE), once it listens; its `mcpServers` entry.
+async fn py_http(state: &std::path::Path, json: bool) -> (tokio::process::Child, Value) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/upstream/py_server.py");
+    let mut cmd = tokio::process::Command::new(python());
+    cmd.arg(script)
+        .arg(state)
+        .args(["--http", &port.to_string()])
+        .args(json.then_some("--json"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    tokio::time::timeout(WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("Uvicorn running on") {
+                return;
+            }
+        }
+        panic!("the Python server ended before listening");
+    })
+    .await
+    .expect("the Python server listens");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, json!({"url": format!("http://127.0.0.1:{port}/mcp")}))
+}
+
+/// Asserts `r` failed naming the limit of one message, and that `py`'s connection still
+/// answers.
+async fn failed_at_the_limit(gate: &Gate, r: &rmcp::model::CallToolResult, how: &str) {
+    let failed = expect_error(r, "EXECUTION_ERROR");
+    let said = failed["error"].as_str().unwrap();
+    assert!(said.contains("16777216 bytes"), "{how}: {said}");
+    assert!(said.contains("\"py\""), "{how}: {said}");
+    let r = bounded_call(gate, "py__echo", json!({"text": "still here"})).await;
+    assert_eq!(text(&r), "still here", "{how}: {r:?}");
+}
+
+#[tokio::test]
+async fn an_upstream_answer_over_the_message_limit_fails_its_call_at_once() {
+    // Over stdio: the line is streamed past and its id read at its start.
+    let state = tempfile::tempdir().unwrap();
+    let up = Federated::start(json!({"py": py_server(state.path())}), &[]).await;
+    let r = bounded_call(&up.gate, "py__big", json!({"size": OVER_LIMIT})).await;
+    failed_at_the_limit(&up.gate, &r, "stdio").await;
+    assert_eq!(
+        std::fs::read_to_string(state.path().join("starts")).unwrap(),
+        "1",
+        "the connection was kept"
+    );
+    up.gate.stop().await;
+    // Over Streamable HTTP, as an SSE event and as a JSON body.
+    for json in [false, true] {
+        let state = tempfile::tempdir().unwrap();
+        let (_server, entry) = py_http(state.path(), json).await;
+        let up = Federated::start(json!({"py": entry}), &[]).await;
+        let r = bounded_call(&up.gate, "py__big", json!({"size": OVER_LIMIT})).await;
+        failed_at_the_limit(&up.gate, &r, if json { "HTTP, JSON" } else { "HTTP, SSE" }).await;
+        up.gate.stop().await;
+    }
+}
+
+/// A raw stdio MCP server (no SDK) whose `tools/call` answer is over the limit with its
+/// `id` in the middle, where neither end shows it.
+const HIDDEN_ID: &str = r#"
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "raw", "version": "1"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": [{"name": "big", "inputSchema": {"type": "object"}}]}
+    elif m["method"] == "tools/call":
+        pad = "x" * SIZE
+        sys.stdout.write('{"result": {"content": [{"type": "text", "text": "%s"}]}, "id": %s, "jsonrpc": "2.0", "pad": "%s"}\n' % (pad, json.dumps(m["id"]), pad[:8192]))
+        sys.stdout.flush()
+        continue
+    else:
+        r = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+    sys.stdout.flush()
+"#;
+
+#[tokio::test]
+async fn an_over_limit_answer_whose_id_does_not_show_ends_the_connection_and_fails_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("raw.py");
+    std::fs::write(&script, HIDDEN_ID.replace("SIZE", &OVER_LIMIT.to_string())).unwrap();
+    let up = Federated::start(json!({"raw": {"command": python(), "args": [script]}}), &[]).await;
+    let r = bounded_call(&up.gate, "raw__big", json!({})).await;
+    let failed = expect_error(&r, "UPSTREAM_UNAVAILABLE");
+    let said = failed["error"].as_str().unwrap();
+    assert!(said.contains("over the limit of 16777216 bytes"), "{said}");
+    let stderr = up.gate.stop().await;
+    assert!(stderr.contains("the connection is ended"), "{stderr}");
 }

@@ -8,12 +8,15 @@
 //! With `mcp` and `commands::check`, this is the code that knows rmcp; it knows nothing
 //! of the handler: the calling client reaches it only as a [`Caller`].
 
+mod child;
 mod link;
 pub mod naming;
 mod ordered;
+mod oversize;
 mod relay;
 pub mod settings;
 mod surface;
+mod web;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
