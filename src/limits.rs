@@ -565,9 +565,12 @@ pub const STDIO_ID_SEARCH_BYTES: usize = 4096;
 /// before the attempt counts as failed (and is retried with backoff).
 pub const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long the first `tools/list` waits for every upstream's first connection attempt
-/// to end, so a client that lists once at start sees their tools; past it the list is
-/// served without the late ones, which a `list_changed` announces when they arrive.
+/// How long after the upstream servers start a listing (`tools/list`, and the resource
+/// and prompt lists) waits for every upstream's first connection attempt to end, so a
+/// client that lists once at start sees their tools; past it every list is served
+/// without the late ones, which a `list_changed` announces when they arrive. One
+/// deadline for all requests, not a wait each (each list once waited its own 10 s, so
+/// a client listing prompts, then tools, waited 20–30 s).
 pub const UPSTREAM_FIRST_WAIT: Duration = Duration::from_secs(10);
 
 /// First wait before restarting an upstream that failed or ended; it doubles on each
@@ -657,6 +660,9 @@ pub struct Limits {
     /// Ping interval (and ping deadline) of upstream servers. By default,
     /// [`UPSTREAM_PING`].
     pub upstream_ping: Duration,
+    /// How long after the upstream servers start a listing waits for their first
+    /// connection attempts. By default, [`UPSTREAM_FIRST_WAIT`].
+    pub upstream_first_wait: Duration,
     /// Compiled input schemas kept at once. By default, [`VALIDATORS`].
     pub validators: usize,
 }
@@ -676,6 +682,7 @@ impl Default for Limits {
             cache_ttl: CACHE_TTL,
             advertise_bytes: ADVERTISE_BYTES,
             upstream_ping: UPSTREAM_PING,
+            upstream_first_wait: UPSTREAM_FIRST_WAIT,
             validators: VALIDATORS,
         }
     }

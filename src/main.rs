@@ -181,7 +181,8 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             let upstreams = match &config.upstreams {
                 None => None,
                 Some(source) => {
-                    let (upstreams, notes) = Upstreams::open(source, config.limits.upstream_ping)?;
+                    let (upstreams, notes) =
+                        Upstreams::open(source, config.limits.upstream_ping, config.limits.upstream_first_wait)?;
                     for note in notes {
                         tracing::warn!("{note}");
                     }

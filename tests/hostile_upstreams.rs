@@ -9,8 +9,11 @@
 //!
 //! An answer over the limit of one message fails its call at once, naming the limit,
 //! over stdio and Streamable HTTP (SSE and JSON), instead of hanging to the idle timeout.
+//! A server that never answers `initialize` holds the lists only until one first wait
+//! after the start has passed.
 
 use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -20,7 +23,7 @@ use crate::access::new_key;
 use crate::http::{Session, post};
 use crate::http_notifications::Listening;
 use crate::upstream::{Federated, WAIT, py_server, python, servers_file};
-use crate::util::{Gate, command, expect_error, text};
+use crate::util::{Gate, command, expect_error, structured, text};
 
 /// A `toolgate --http 127.0.0.1:0` child whose stderr (debug lines on) the test reads.
 struct Watched {
@@ -355,4 +358,39 @@ async fn an_over_limit_answer_whose_id_does_not_show_ends_the_connection_and_fai
     assert!(said.contains("over the limit of 16777216 bytes"), "{said}");
     let stderr = up.gate.stop().await;
     assert!(stderr.contains("the connection is ended"), "{stderr}");
+}
+
+#[tokio::test]
+async fn an_upstream_that_never_initializes_holds_the_lists_only_until_the_first_wait_ends() {
+    // The Python server is held before it reads anything: it never answers initialize,
+    // and its attempt ends only at the connect timeout (30 s). Another toolgate is a
+    // server that starts at once.
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(state.path().join("hang_start"), "").unwrap();
+    let fixtures = crate::util::fixtures().display().to_string();
+    let servers = json!({
+        "hung": py_server(state.path()),
+        "inner": {"command": crate::util::bin(), "env": {"TOOLGATE_CATALOGUE": fixtures}},
+    });
+    let up = Federated::start(servers, &[("TOOLGATE_UPSTREAM_FIRST_WAIT_MS", "3000")]).await;
+    // Each list waited its own first wait before (prompts 20 s, then tools 10 s more, up
+    // to the hung server's connect timeout): one deadline now bounds them all. The bound
+    // here only tells that from 30 s, with room for a slow machine.
+    let lists = async {
+        let prompts = up.gate.client.list_all_prompts().await.unwrap();
+        let resources = up.gate.client.list_all_resources().await.unwrap();
+        (prompts, resources, up.gate.names().await)
+    };
+    let (_, _, names) = tokio::time::timeout(Duration::from_secs(15), lists)
+        .await
+        .expect("the lists answer once the first wait is over, while a server still hangs");
+    assert!(names.contains(&"inner__echo".to_owned()), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("hung__")), "{names:?}");
+    let r = up.gate.call("inner__echo", json!({"message": "served"})).await;
+    assert_eq!(structured(&r)["result"]["message"], "served", "{r:?}");
+    let stderr = up.gate.stop().await;
+    assert!(
+        !stderr.contains("did not initialize"),
+        "the lists did not wait for the hung server: {stderr}"
+    );
 }

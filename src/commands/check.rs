@@ -208,7 +208,11 @@ fn reserved(config: &Config) -> Result<crate::catalogue::Reserved, String> {
     Ok(match &config.upstreams {
         None => reserved,
         Some(source) => {
-            let (upstreams, _) = crate::upstream::Upstreams::open(source, config.limits.upstream_ping)?;
+            let (upstreams, _) = crate::upstream::Upstreams::open(
+                source,
+                config.limits.upstream_ping,
+                config.limits.upstream_first_wait,
+            )?;
             reserved.with_namespaces(upstreams.namespaces())
         }
     })
