@@ -90,6 +90,11 @@ pub struct Cli {
     /// within the same time is restarted.
     #[arg(long, env = "TOOLGATE_UPSTREAM_PING_MS", global = true, default_value_t = limits::UPSTREAM_PING.as_millis() as u64)]
     pub upstream_ping_ms: u64,
+    /// How long, from the start, requests that list tools, resources or prompts wait for
+    /// every upstream server's first connection attempt, in milliseconds; past it they are
+    /// answered without the servers still starting.
+    #[arg(long, env = "TOOLGATE_UPSTREAM_FIRST_WAIT_MS", global = true, default_value_t = limits::UPSTREAM_FIRST_WAIT.as_millis() as u64)]
+    pub upstream_first_wait_ms: u64,
     /// Compiled input schemas kept at once; the least recently used is compiled again
     /// when a call needs it.
     #[arg(long, env = "TOOLGATE_VALIDATORS", global = true, default_value_t = limits::VALIDATORS as u64)]
@@ -392,6 +397,7 @@ impl Cli {
             public_url: self.public_url,
             upstreams: self.upstreams,
             upstream_ping_ms: self.upstream_ping_ms,
+            upstream_first_wait_ms: self.upstream_first_wait_ms,
             validators: self.validators,
             search: self.search,
             embed_cache: self.embed_cache,

@@ -161,6 +161,8 @@ pub struct Raw {
     pub upstreams: Option<PathBuf>,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
     pub upstream_ping_ms: u64,
+    /// `TOOLGATE_UPSTREAM_FIRST_WAIT_MS`.
+    pub upstream_first_wait_ms: u64,
     /// `TOOLGATE_VALIDATORS`.
     pub validators: u64,
     /// `TOOLGATE_SEARCH`.
@@ -189,6 +191,8 @@ const JS_TOTAL_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=1_048_576;
 const EMBED_BUDGET_MS_RANGE: std::ops::RangeInclusive<u64> = 0..=3_600_000;
 /// Accepted range of `TOOLGATE_UPSTREAM_PING_MS`.
 const UPSTREAM_PING_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
+/// Accepted range of `TOOLGATE_UPSTREAM_FIRST_WAIT_MS`: from not waiting to ten minutes.
+const UPSTREAM_FIRST_WAIT_MS_RANGE: std::ops::RangeInclusive<u64> = 0..=600_000;
 /// Accepted range of `TOOLGATE_HTTP_MAX_CONNECTIONS` and
 /// `TOOLGATE_HTTP_MAX_CONNECTIONS_PER_ADDRESS`.
 const MAX_CONNECTIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000_000;
@@ -247,6 +251,11 @@ impl Config {
             "TOOLGATE_UPSTREAM_PING_MS",
             raw.upstream_ping_ms,
             UPSTREAM_PING_MS_RANGE,
+        )?;
+        check_range(
+            "TOOLGATE_UPSTREAM_FIRST_WAIT_MS",
+            raw.upstream_first_wait_ms,
+            UPSTREAM_FIRST_WAIT_MS_RANGE,
         )?;
         check_range(
             "TOOLGATE_HTTP_MAX_CONNECTIONS",
@@ -320,6 +329,7 @@ impl Config {
             js_total_heap_bytes: usize::try_from(raw.js_total_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
             nyx_concurrent_runs: usize::try_from(raw.nyx_concurrent_runs).unwrap_or(usize::MAX),
             upstream_ping: Duration::from_millis(raw.upstream_ping_ms),
+            upstream_first_wait: Duration::from_millis(raw.upstream_first_wait_ms),
             validators: usize::try_from(raw.validators).unwrap_or(usize::MAX),
             ..Limits::default()
         };
@@ -431,6 +441,7 @@ mod tests {
             js_total_heap_mb: 2048,
             nyx_concurrent_runs: 4,
             upstream_ping_ms: 15_000,
+            upstream_first_wait_ms: 10_000,
             http_max_connections: 1_024,
             http_max_connections_per_address: 128,
             http_header_timeout_ms: 10_000,

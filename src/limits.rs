@@ -568,9 +568,12 @@ pub const STDIO_ID_SEARCH_BYTES: usize = 4096;
 /// before the attempt counts as failed (and is retried with backoff).
 pub const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long the first `tools/list` waits for every upstream's first connection attempt
-/// to end, so a client that lists once at start sees their tools; past it the list is
-/// served without the late ones, which a `list_changed` announces when they arrive.
+/// How long after the upstream servers start a listing (`tools/list`, and the resource
+/// and prompt lists) waits for every upstream's first connection attempt to end, so a
+/// client that lists once at start sees their tools; past it every list is served
+/// without the late ones, which a `list_changed` announces when they arrive. One
+/// deadline for all requests, not a wait each (each list once waited its own 10 s, so
+/// a client listing prompts, then tools, waited 20–30 s).
 pub const UPSTREAM_FIRST_WAIT: Duration = Duration::from_secs(10);
 
 /// First wait before restarting an upstream that failed or ended; it doubles on each
@@ -724,6 +727,9 @@ pub struct Limits {
     /// Ping interval (and ping deadline) of upstream servers. By default,
     /// [`UPSTREAM_PING`].
     pub upstream_ping: Duration,
+    /// How long after the upstream servers start a listing waits for their first
+    /// connection attempts. By default, [`UPSTREAM_FIRST_WAIT`].
+    pub upstream_first_wait: Duration,
     /// Compiled input schemas kept at once. By default, [`VALIDATORS`].
     pub validators: usize,
 }
@@ -743,6 +749,7 @@ impl Default for Limits {
             cache_ttl: CACHE_TTL,
             advertise_bytes: ADVERTISE_BYTES,
             upstream_ping: UPSTREAM_PING,
+            upstream_first_wait: UPSTREAM_FIRST_WAIT,
             validators: VALIDATORS,
         }
     }
@@ -815,3 +822,22 @@ pub const WORKER_BODY_BYTES_PER_SECOND: usize = 16 * 1024 * 1024;
 /// costs at most this many steps): freeing a million short strings takes tens of
 /// milliseconds, in which that worker serves no one else.
 pub const LARGE_PARAMS_VALUES: usize = 10_000;
+
+// --- What catalogues and upstream servers may cost ------------------------------------
+
+/// How long after an upstream call ended a log message or request of that upstream (which
+/// names no call) may still be the call's: while a call of another session ended this
+/// recently, such a message is dropped, not shown to a session it may not belong to. An
+/// upstream that logs later than this after a call, while another session calls it, can
+/// still not be told apart from that session's call.
+pub const UPSTREAM_MESSAGE_LINGER: Duration = Duration::from_secs(10);
+
+/// Bytes of one message from an upstream server (a stdio line, an HTTP answer body, an
+/// SSE event); rmcp's own default. A call whose answer is longer fails at once
+/// (`EXECUTION_ERROR` naming this limit) instead of waiting for [`UPSTREAM_CALL_IDLE`];
+/// such a line is streamed past, never held.
+pub const UPSTREAM_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long an upstream child whose stdin toolgate closed may take to exit before it is
+/// killed (rmcp's own grace for its child transport).
+pub const UPSTREAM_EXIT_GRACE: Duration = Duration::from_secs(3);

@@ -108,7 +108,7 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
                 None => config.choose_source(source.as_deref())?,
             }
             let access = access(&config, &listen).await?;
-            let gateway = gateway(&config, None, Some(access.limiter()))?;
+            let gateway = gateway(&config, None, Some(access.limiter()), false)?;
             gateway.prewarm();
             let served =
                 toolgate::operator::serve(gateway.clone(), &listen, config.connections, access, terminated()).await;
@@ -132,7 +132,7 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             config.choose_source(source.as_deref())?;
             let text =
                 std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
-            let gateway = gateway(&config, None, None)?;
+            let gateway = gateway(&config, None, None, false)?;
             let snapshot = gateway.snapshot().await.map_err(|e| e.to_string())?;
             let meaning = match gateway.meaning().settled(&snapshot).await {
                 toolgate::catalogue::Ranker::Hybrid => Some(&**gateway.meaning()),
@@ -181,7 +181,8 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             let upstreams = match &config.upstreams {
                 None => None,
                 Some(source) => {
-                    let (upstreams, notes) = Upstreams::open(source, config.limits.upstream_ping)?;
+                    let (upstreams, notes) =
+                        Upstreams::open(source, config.limits.upstream_ping, config.limits.upstream_first_wait)?;
                     for note in notes {
                         tracing::warn!("{note}");
                     }
@@ -190,7 +191,7 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
                     Some(upstreams)
                 }
             };
-            let gateway = gateway(&config, upstreams.clone(), access.as_ref().map(|a| a.limiter()))?;
+            let gateway = gateway(&config, upstreams.clone(), access.as_ref().map(|a| a.limiter()), true)?;
             // Over stdio the workers start once `initialize` is answered (see
             // `transport::stdio`): on 2 cores, two workers starting beside it held its
             // answer. An HTTP server answers no one before it listens.
@@ -313,12 +314,14 @@ async fn access(config: &Config, listen: &str) -> Result<toolgate::access::Acces
 }
 
 /// The gateway `config` describes, with `upstreams` joined to its catalogue and runs
-/// admitted through `limiter` (an HTTP server's). A server starts its idle JavaScript
+/// admitted through `limiter` (an HTTP server's); `serves_mcp` when it serves the
+/// meta-tool (whose name no catalogue tool may then take). A server starts its idle JavaScript
 /// workers itself (`Gateway::prewarm`), when they no longer compete with its start.
 fn gateway(
     config: &Config,
     upstreams: Option<Arc<Upstreams>>,
     limiter: Option<Arc<toolgate::access::Limiter>>,
+    serves_mcp: bool,
 ) -> Result<Arc<Gateway>, String> {
     let client = match &config.source {
         SourceSpec::Http(base) => Some(ApiClient::new(
@@ -328,7 +331,9 @@ fn gateway(
         )?),
         _ => None,
     };
-    let reserved = toolgate::mcp::reserved(&config.name);
+    let builtins = Builtins::new(config.runtimes, &config.limits);
+    let namespaces = upstreams.as_ref().map(|u| u.namespaces()).unwrap_or_default();
+    let reserved = toolgate::mcp::reserved(&config.name, &builtins, serves_mcp).with_namespaces(namespaces);
     let store = Store::open(
         &config.source,
         client,
@@ -352,7 +357,6 @@ fn gateway(
     let worker = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     let exec =
         Executor::new(config.execution, &config.limits, nyxilum, worker).with_fetch_allow(config.fetch_allow.clone());
-    let builtins = Builtins::new(config.runtimes, &config.limits);
     let mut gateway = Gateway::new(store, exec, builtins, config.limits.clone())
         .with_meaning(Arc::new(Meaning::new(config.search.clone())));
     if let Some(limiter) = limiter {

@@ -1,6 +1,7 @@
 //! The process's Prometheus metrics (prometheus-client): HTTP requests and their latency
 //! by route and status, runs by tool family and outcome code, rate-limit refusals, live
-//! MCP sessions over HTTP, the JavaScript worker pool's use, and catalogue builds. One registry per process, reached through [`get`], so
+//! MCP sessions over HTTP, the JavaScript worker pool's use, catalogue builds, and
+//! upstream messages dropped. One registry per process, reached through [`get`], so
 //! the places that count (the edge, the gateway, the access layer) need no handle
 //! passed down to them.
 //!
@@ -8,9 +9,10 @@
 //! patterns, never raw paths; error codes; family names), so a caller cannot grow the
 //! series without limit.
 
+use std::fmt::Write as _;
 use std::sync::OnceLock;
 
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -83,6 +85,58 @@ pub struct RefreshLabels {
     pub outcome: String,
 }
 
+/// What an upstream server sent that was dropped instead of passed on to a client.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub enum UpstreamMessage {
+    /// A log message.
+    Log,
+    /// A progress notification.
+    Progress,
+    /// A request of the client (sampling, elicitation, roots), refused.
+    Request,
+}
+
+/// Why an upstream's message was dropped.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub enum Unpassed {
+    /// It could not be attributed to the calls of one session (none in flight or just
+    /// ended, or several sessions'), or its progress token is no call's.
+    Unattributed,
+    /// Too many were waiting to be passed on.
+    QueueFull,
+    /// It came on a connection a newer one has replaced.
+    Stale,
+}
+
+impl EncodeLabelValue for UpstreamMessage {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> std::fmt::Result {
+        encoder.write_str(match self {
+            UpstreamMessage::Log => "log",
+            UpstreamMessage::Progress => "progress",
+            UpstreamMessage::Request => "request",
+        })
+    }
+}
+
+impl EncodeLabelValue for Unpassed {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> std::fmt::Result {
+        encoder.write_str(match self {
+            Unpassed::Unattributed => "unattributed",
+            Unpassed::QueueFull => "queue_full",
+            Unpassed::Stale => "stale",
+        })
+    }
+}
+
+/// Labels of a dropped upstream message: both from fixed sets.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DroppedLabels {
+    /// What it was.
+    pub kind: UpstreamMessage,
+    /// Why it was dropped.
+    pub reason: Unpassed,
+}
+
 /// How the JavaScript worker pool is used at one moment, read when metrics are rendered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PoolUse {
@@ -115,6 +169,7 @@ pub struct Metrics {
     pool: PoolGauges,
     workers_started: Counter,
     probe: std::sync::RwLock<Option<PoolProbe>>,
+    upstream_dropped: Family<DroppedLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -199,6 +254,12 @@ impl Metrics {
             "JavaScript worker processes started (each serves many runs, then is replaced)",
             workers_started.clone(),
         );
+        let upstream_dropped = Family::<DroppedLabels, Counter>::default();
+        registry.register(
+            "upstream_messages_dropped",
+            "Messages of upstream servers dropped instead of passed on to a client, by kind and reason",
+            upstream_dropped.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -212,6 +273,7 @@ impl Metrics {
             pool,
             workers_started,
             probe: std::sync::RwLock::new(None),
+            upstream_dropped,
         }
     }
 
@@ -275,6 +337,13 @@ impl Metrics {
         *held = Some(Box::new(probe));
     }
 
+    /// Counts one message of an upstream server dropped for `reason`.
+    pub fn upstream_dropped(&self, kind: UpstreamMessage, reason: Unpassed) {
+        self.upstream_dropped
+            .get_or_create(&DroppedLabels { kind, reason })
+            .inc();
+    }
+
     /// Every metric in the OpenMetrics text format, which Prometheus reads.
     pub fn render(&self) -> String {
         let probe = self.probe.read().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -315,6 +384,7 @@ mod tests {
         metrics.rate_limited("runs");
         metrics.refresh("built", Some(34));
         metrics.refresh("failed", None);
+        metrics.upstream_dropped(UpstreamMessage::Log, Unpassed::Unattributed);
         metrics.watch_pool(|| PoolUse {
             places: 8,
             running: 3,
@@ -346,6 +416,10 @@ mod tests {
         );
         assert!(
             text.contains(r#"toolgate_rate_limited_total{limit="runs"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"toolgate_upstream_messages_dropped_total{kind="log",reason="unattributed"} 1"#),
             "{text}"
         );
         assert!(text.ends_with("# EOF\n"), "{text}");

@@ -13,13 +13,13 @@ use crate::util::{ScriptedApi, manifest};
 const WAIT: Duration = Duration::from_secs(60);
 
 /// A session's standalone SSE stream (its GET), read message by message.
-struct Listening {
+pub struct Listening {
     response: reqwest::Response,
     buffered: String,
 }
 
 impl Listening {
-    async fn open(session: &Session) -> Listening {
+    pub async fn open(session: &Session) -> Listening {
         let response = session
             .http
             .get(&session.url)
@@ -38,7 +38,7 @@ impl Listening {
 
     /// Every JSON-RPC message on the stream up to and including the first for which
     /// `done` holds.
-    async fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+    pub async fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
         let mut seen = Vec::new();
         loop {
             while let Some(end) = self.buffered.find("\n\n") {

@@ -1,25 +1,17 @@
 //! The resources, resource templates and prompts a catalogue carries beside its tools,
 //! held in its snapshot and swapped with it. Built from the entries a source yielded: each
 //! bad entry is refused alone (one [`Problem::Refused`]), the others served. Refused too:
-//! a URI under a scheme toolgate serves itself, a prompt named like one of its own, and
-//! a second entry with a URI, template or prompt name already taken.
+//! a URI under a scheme toolgate serves itself, a prompt named like one of its own or in
+//! an upstream server's namespace ([`Reserved`]), and a second entry with a URI, template
+//! or prompt name already taken.
 
 use serde_json::Value;
 
 use super::prompt::Prompt;
+use super::reserved::Reserved;
 use super::resource::{Resource, Template, scheme};
 use super::snapshot::Problem;
 use crate::limits::{CATALOGUE_PROMPTS, CATALOGUE_RESOURCES, MANIFEST_NAME_CHARS};
-
-/// What toolgate serves itself, so no catalogue entry may take it. Plain data given by
-/// whoever opens the catalogue: the catalogue knows no MCP names of its own.
-#[derive(Debug, Clone, Default)]
-pub struct Reserved {
-    /// URI schemes (without `:`), compared case-insensitively.
-    pub schemes: Vec<String>,
-    /// Prompt names.
-    pub prompts: Vec<String>,
-}
 
 /// A catalogue's resources, templates and prompts, in source order.
 #[derive(Debug, Default)]
@@ -96,15 +88,15 @@ impl Extras {
             let label = label(&value, "name", i);
             match serde_json::from_value::<Prompt>(value) {
                 Err(e) => refuse("prompt", label, e.to_string()),
-                Ok(p) if reserved.prompts.contains(&p.name) => {
-                    refuse("prompt", label, "toolgate has a prompt of this name".to_owned())
-                }
-                Ok(p) if extras.prompt(&p.name).is_some() => refuse(
-                    "prompt",
-                    label,
-                    "another prompt has this name; the first is kept".to_owned(),
-                ),
-                Ok(p) => extras.prompts.push(p),
+                Ok(p) => match reserved.prompt_clash(&p.name) {
+                    Some(why) => refuse("prompt", label, why),
+                    None if extras.prompt(&p.name).is_some() => refuse(
+                        "prompt",
+                        label,
+                        "another prompt has this name; the first is kept".to_owned(),
+                    ),
+                    None => extras.prompts.push(p),
+                },
             }
         }
         (extras, problems)
@@ -179,6 +171,7 @@ mod tests {
         Reserved {
             schemes: vec!["toolgate".into()],
             prompts: vec!["find-tool".into()],
+            ..Reserved::default()
         }
     }
 

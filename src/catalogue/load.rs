@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::beneath::{self, Folder, Kind};
 use super::manifest::Manifest;
 use super::parse;
 
@@ -138,40 +139,51 @@ pub fn embedded() -> Loaded {
     loaded
 }
 
-/// A folder with one sub-folder per tool (`<slug>/tool.json` beside its source).
+/// A folder with one sub-folder per tool (`<slug>/tool.json` beside its source). Nothing
+/// outside it is read: no symbolic link below the root is followed (`beneath.rs`), and
+/// each one met where a tool folder, a manifest, a source or an extras file should be is a
+/// problem that names it.
 pub fn dir(root: &Path) -> Result<Loaded, String> {
-    let listing =
-        std::fs::read_dir(root).map_err(|e| format!("cannot read catalogue folder {}: {e}", root.display()))?;
-    let mut folders: Vec<_> = listing
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    folders.sort();
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot read catalogue folder {}: {e}", root.display());
+    let folder = Folder::root(root).map_err(|e| cannot(&e))?;
+    let entries = folder.entries().map_err(|e| cannot(&e))?;
     let mut loaded = Loaded::default();
-    for folder in folders {
-        let manifest_path = folder.join("tool.json");
-        let where_ = manifest_path.display().to_string();
-        let bytes = match std::fs::read(&manifest_path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+    for (name, kind) in entries {
+        let shown = root.join(&name).display().to_string();
+        let tool = match kind {
+            Kind::Other => continue,
+            Kind::LinkToFolder => Err(beneath::Refused::Other(
+                "a symbolic link to a folder; links inside a catalogue folder are not followed".to_owned(),
+            )),
+            Kind::Folder => folder.folder(&name),
+        };
+        let where_ = format!("{shown}/tool.json");
+        let bytes = match tool.and_then(|tool| Ok((tool.read("tool.json")?, tool))) {
+            Ok(read) => read,
+            Err(beneath::Refused::Missing) => continue,
             Err(e) => {
-                loaded.problems.push(format!("{where_}: {e}"));
+                loaded.problems.push(format!("{shown}: {e}"));
                 continue;
             }
         };
-        let read = |name: &str| std::fs::read_to_string(folder.join(name)).map_err(|e| format!("{name}: {e}"));
+        let (bytes, tool) = bytes;
+        let read = |name: &str| {
+            tool.read(name)
+                .map_err(|e| format!("{name}: {e}"))
+                .and_then(|b| String::from_utf8(b).map_err(|_| format!("{name}: not UTF-8")))
+        };
         push(&mut loaded, &where_, &bytes, read);
     }
     for (key, into) in [("resources", &mut loaded.resources), ("prompts", &mut loaded.prompts)] {
-        let path = root.join(format!("{key}.json"));
-        match std::fs::read(&path) {
+        let name = format!("{key}.json");
+        let shown = root.join(&name).display().to_string();
+        match folder.read(&name) {
             Ok(bytes) => match array(&bytes, key) {
                 Ok(values) => *into = values,
-                Err(e) => loaded.problems.push(format!("{}: {e}", path.display())),
+                Err(e) => loaded.problems.push(format!("{shown}: {e}")),
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => loaded.problems.push(format!("{}: {e}", path.display())),
+            Err(beneath::Refused::Missing) => {}
+            Err(e) => loaded.problems.push(format!("{shown}: {e}")),
         }
     }
     Ok(loaded)

@@ -2,6 +2,7 @@
 //! snapshots with the resources and prompts the source carries. It never runs code and
 //! knows nothing of MCP.
 
+mod beneath;
 pub mod example;
 pub mod extras;
 mod fill;
@@ -10,6 +11,7 @@ pub mod manifest;
 pub mod meaning;
 mod parse;
 pub mod prompt;
+mod reserved;
 pub mod resource;
 pub mod slug;
 pub mod snapshot;
@@ -18,9 +20,10 @@ pub mod store;
 mod trim;
 mod vector_cache;
 
-pub use extras::{Extras, Found, Reserved};
+pub use extras::{Extras, Found};
 pub use manifest::{Manifest, Returns, Runtime};
 pub use meaning::{Meaning, Ranker, SearchMode};
+pub use reserved::Reserved;
 pub use snapshot::{Federated, Origin, Problem, Snapshot, Tool};
 pub use source::SourceSpec;
 pub use store::Store;

@@ -305,15 +305,30 @@ impl Snapshot {
 
     /// This snapshot with the tools of upstream MCP servers added (each manifest with
     /// where it is served from), built within `budget`. This snapshot's own tools are
-    /// shared, not built again; an upstream tool whose slug one of them already has is
-    /// left out as a duplicate.
+    /// shared, not built again. A `SERVER__TOOL` slug belongs to its upstream: a tool of
+    /// this snapshot with the slug of an upstream tool is left out (a [`Problem::Refused`];
+    /// the store refuses such a tool already when it knows the upstreams' namespaces),
+    /// never served in its place; a second upstream tool with a slug is a duplicate.
     pub fn with_federated(
         &self,
         extra: Vec<(Manifest, Federated)>,
         budget: &Budget,
     ) -> Result<(Snapshot, Vec<Problem>), OverBudget> {
         let mut problems = Vec::new();
-        let mut tools: Vec<Arc<Tool>> = self.tools.iter().filter(|t| t.federated.is_none()).cloned().collect();
+        let upstream: HashSet<&str> = extra.iter().map(|(m, _)| m.slug.as_str()).collect();
+        let mut tools: Vec<Arc<Tool>> = Vec::with_capacity(self.tools.len() + extra.len());
+        for tool in self.tools.iter().filter(|t| t.federated.is_none()) {
+            if upstream.contains(tool.slug()) {
+                problems.push(Problem::Refused {
+                    kind: "tool",
+                    name: tool.slug().to_owned(),
+                    reason: "an upstream server's tool has this name, and it is served instead".to_owned(),
+                });
+            } else {
+                tools.push(tool.clone());
+            }
+        }
+        drop(upstream);
         let mut seen: HashSet<String> = tools.iter().map(|t| t.slug().to_owned()).collect();
         for (mut manifest, federated) in extra {
             budget.check_time()?;
@@ -517,7 +532,7 @@ mod tests {
     }
 
     #[test]
-    fn federated_tools_join_the_catalogue_are_searchable_and_never_replace_its_own() {
+    fn federated_tools_join_the_catalogue_are_searchable_and_an_upstream_name_is_the_upstream_s() {
         let (base, _) = Snapshot::build(vec![entry(json!({"slug": "alpha"}))], Origin::Local);
         let upstream = |slug: &str, description: &str| {
             let m: Manifest = serde_json::from_value(json!({"slug": slug, "description": description})).unwrap();
@@ -532,18 +547,27 @@ mod tests {
         let extra = vec![
             upstream("srv__weather", "Tells the weather forecast."),
             upstream("alpha", "a clash"),
+            upstream("alpha", "a second one"),
         ];
         let (merged, problems) = base.with_federated(extra, &Budget::unlimited()).unwrap();
         let slugs: Vec<_> = merged.tools().iter().map(|t| t.slug()).collect();
         assert_eq!(slugs, ["alpha", "srv__weather"]);
-        assert!(merged.get("alpha").unwrap().federated.is_none());
-        assert_eq!(problems, [Problem::Duplicate { slug: "alpha".into() }]);
+        assert!(
+            merged.get("alpha").unwrap().federated.is_some(),
+            "the upstream's, never the catalogue's"
+        );
+        assert!(
+            matches!(&problems[0], Problem::Refused { name, .. } if name == "alpha"),
+            "{problems:?}"
+        );
+        assert_eq!(problems[1], Problem::Duplicate { slug: "alpha".into() });
+        assert_eq!(problems.len(), 2, "{problems:?}");
         let hits = merged.search("weather forecast", 5).unwrap();
         assert_eq!(hits[0].0.slug(), "srv__weather");
         let (again, _) = merged.with_federated(vec![], &Budget::unlimited()).unwrap();
         assert_eq!(
             again.tools().len(),
-            1,
+            0,
             "a merge replaces the upstream tools, never stacks them"
         );
     }

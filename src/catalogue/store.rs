@@ -24,8 +24,9 @@ use futures::future::{BoxFuture, Shared};
 use moka::future::Cache;
 
 use super::SourceSpec;
-use super::extras::{Extras, Reserved};
+use super::extras::Extras;
 use super::load::{self, Loaded};
+use super::reserved::Reserved;
 use super::snapshot::{Origin, Snapshot};
 use crate::api::{ApiClient, ListAnswer};
 use crate::error::Error;
@@ -97,7 +98,8 @@ impl Store {
     /// Opens a source. Local sources are checked now (a missing file or folder is an
     /// error), then read and built off the async workers on first use (`prepare` starts
     /// it); an HTTP catalogue is fetched on first use, so a server starts even while its
-    /// API is down. No resource or prompt of the catalogue may take what `reserved` names.
+    /// API is down. No tool, resource or prompt of the catalogue may take what `reserved`
+    /// names.
     /// `ttl` is the lifetime of an HTTP catalogue, `validators` how many compiled input
     /// schemas are kept.
     pub fn open(
@@ -328,8 +330,8 @@ fn off_workers(work: impl FnOnce() -> Result<Arc<Snapshot>, Error> + Send + 'sta
         .shared()
 }
 
-/// Builds a snapshot within `(time, entries)`, with the source's resources and prompts,
-/// and reports each problem on stderr the first time this process sees it, not once per
+/// Builds a snapshot within `(time, entries)`, with the source's resources and prompts
+/// (less the tools, resources and prompts that take a `reserved` name), and reports each problem on stderr the first time this process sees it, not once per
 /// refresh. Over budget, says why.
 fn build(
     reported: &Mutex<HashSet<String>>,
@@ -339,8 +341,9 @@ fn build(
     ((time, entries), validators): ((Duration, usize), &Validators),
 ) -> Result<Arc<Snapshot>, String> {
     let budget = Budget::new(time, entries);
-    let (snapshot, mut problems) =
-        Snapshot::within(loaded.entries, origin, &budget, validators).map_err(|e| e.to_string())?;
+    let (admitted, mut problems) = reserved.admit(loaded.entries);
+    let (snapshot, built) = Snapshot::within(admitted, origin, &budget, validators).map_err(|e| e.to_string())?;
+    problems.extend(built);
     let (extras, refused) = Extras::build(loaded.resources, loaded.prompts, reserved);
     problems.extend(refused);
     let snapshot = snapshot.with_extras(Arc::new(extras));

@@ -157,10 +157,11 @@ pub async fn run(
 }
 
 /// Reads and builds the source the way the server does, and names every tool it will not
-/// serve: the manifests that did not load, then the tools `Snapshot::build` set aside or
-/// dropped as a duplicate (a withheld slug is still served, through the meta-tool). Also
-/// the slugs set aside: a server lists a tool whose schema does not compile (it compiles
-/// schemas on first use) though no call of it can run.
+/// serve: the manifests that did not load, the tools whose name toolgate or an upstream
+/// server holds, then the tools `Snapshot::build` set aside or dropped as a duplicate (a
+/// withheld slug is still served, through the meta-tool). Also the slugs not to check
+/// again: a server lists a tool whose schema does not compile (it compiles schemas on
+/// first use) though no call of it can run.
 async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>, Vec<String>), String> {
     let (loaded, origin) = match &config.source {
         SourceSpec::Embedded => (load::embedded(), Origin::Local),
@@ -176,7 +177,10 @@ async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>, Vec<
             (load::from_document(base, doc, false), Origin::Remote)
         }
     };
-    let (snapshot, mut problems) = Snapshot::build(loaded.entries, origin);
+    let reserved = reserved(config)?;
+    let (admitted, mut problems) = reserved.admit(loaded.entries);
+    let (snapshot, built) = Snapshot::build(admitted, origin);
+    problems.extend(built);
     let notes = snapshot
         .tools()
         .iter()
@@ -192,12 +196,15 @@ async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>, Vec<
             })
         })
         .collect();
-    let (_, refused) = Extras::build(loaded.resources, loaded.prompts, &crate::mcp::reserved(&config.name));
+    let (_, refused) = Extras::build(loaded.resources, loaded.prompts, &reserved);
     problems.extend(refused);
+    // The server started below may serve what this one refuses (it runs without the
+    // runtime tools): such a tool is reported here only.
     let set_aside = problems
         .iter()
         .filter_map(|p| match p {
             Problem::SetAside { slug, .. } => Some(slug.clone()),
+            Problem::Refused { kind: "tool", name, .. } => Some(name.clone()),
             _ => None,
         })
         .collect();
@@ -213,6 +220,25 @@ async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>, Vec<
         Problem::Withheld { .. } | Problem::Trimmed { .. } => None,
     }));
     Ok((unserved, set_aside, notes))
+}
+
+/// What the server `config` describes reserves: its meta-tool, runtime tools, resource
+/// scheme and prompts, and the namespace of each upstream server in its `mcpServers` file
+/// (read, never started).
+fn reserved(config: &Config) -> Result<crate::catalogue::Reserved, String> {
+    let builtins = crate::registry::Builtins::new(config.runtimes, &config.limits);
+    let reserved = crate::mcp::reserved(&config.name, &builtins, true);
+    Ok(match &config.upstreams {
+        None => reserved,
+        Some(source) => {
+            let (upstreams, _) = crate::upstream::Upstreams::open(
+                source,
+                config.limits.upstream_ping,
+                config.limits.upstream_first_wait,
+            )?;
+            reserved.with_namespaces(upstreams.namespaces())
+        }
+    })
 }
 
 enum Step {

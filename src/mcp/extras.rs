@@ -14,13 +14,22 @@ use crate::catalogue::prompt::{self, Content, Embedded};
 use crate::catalogue::resource::{About, Body};
 use crate::catalogue::{Found, Reserved, Snapshot};
 
-/// What no catalogue resource or prompt may take under the meta-tool name `name`: the
-/// `name:` URI scheme (built-in and upstream resources live there) and the built-in
-/// prompt names.
-pub fn reserved(name: &str) -> Reserved {
+/// What no catalogue tool, resource or prompt may take under the meta-tool name `name`
+/// beside `builtins`: the `name:` URI scheme (built-in and upstream resources live
+/// there), the built-in prompt names, and the built-in tools' names (resolved before any
+/// catalogue tool) — with `meta_tool` (an MCP server, which serves the meta-tool under
+/// `name`), that name too. The upstream servers' namespaces are added by whoever knows
+/// them (`Reserved::with_namespaces`).
+pub fn reserved(name: &str, builtins: &crate::registry::Builtins, meta_tool: bool) -> Reserved {
     Reserved {
         schemes: vec![name.to_owned()],
         prompts: super::prompts::NAMES.iter().map(|n| (*n).to_owned()).collect(),
+        tools: meta_tool
+            .then(|| name.to_owned())
+            .into_iter()
+            .chain(builtins.all().iter().map(|b| b.definition.name.clone()))
+            .collect(),
+        namespaces: Vec::new(),
     }
 }
 

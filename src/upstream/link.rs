@@ -15,14 +15,16 @@ use rmcp::model::{
     ServerResult, Tool as McpTool,
 };
 use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{Peer, RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::child::ChildLines;
 use super::ordered::Ordered;
+use super::oversize::Oversize;
 use super::relay::{Caller, Relay};
 use super::settings::{Server, Transport};
 use crate::error::Error;
@@ -72,6 +74,8 @@ pub(super) struct Link {
     changed: Arc<Notify>,
     /// How often the connection is pinged, and how long a ping may take.
     ping: Duration,
+    /// What could not be read whole on the connection, for the calls it fails.
+    oversize: Arc<Oversize>,
 }
 
 impl Link {
@@ -88,6 +92,7 @@ impl Link {
             relay,
             changed,
             ping,
+            oversize: Arc::default(),
         }
     }
 
@@ -137,10 +142,19 @@ impl Link {
         if let Some(routed) = &routed {
             routed.sent(handle.progress_token.clone());
         }
+        let id = handle.id.clone();
         let answer = handle.await_response().await;
         abandoned.0 = None;
         if let Some(routed) = &routed {
             routed.settle().await;
+        }
+        // An answer over the limit of one message fails its call at once, saying so.
+        if answer.is_err()
+            && let Some(why) = self.oversize.take_call(&id)
+        {
+            return Err(Error::Execution {
+                message: format!("upstream \"{}\" answered {name}, but {why}", self.server.name),
+            });
         }
         match answer {
             Ok(ServerResult::CallToolResult(result)) => {
@@ -167,9 +181,13 @@ impl Link {
     }
 
     fn lost(&self, e: ServiceError) -> Error {
+        let reason = match self.oversize.connection() {
+            Some(why) => format!("the connection was ended during the call: {why}"),
+            None => format!("the connection failed during the call ({e})"),
+        };
         Error::UpstreamUnavailable {
             server: self.server.name.clone(),
-            reason: format!("the connection failed during the call ({e})"),
+            reason,
         }
     }
 
@@ -275,6 +293,7 @@ impl Link {
     }
 
     async fn connect(&self) -> Result<RunningService<RoleClient, Relay>, String> {
+        self.oversize.reset();
         match &self.server.transport {
             Transport::Stdio {
                 command,
@@ -287,11 +306,13 @@ impl Link {
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                cmd.kill_on_drop(true);
+                cmd.kill_on_drop(true)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::inherit());
                 die_with_parent(&mut cmd);
-                let (transport, _) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::inherit())
-                    .spawn()
+                let child = cmd.spawn().map_err(|e| format!("cannot start \"{command}\": {e}"))?;
+                let transport = ChildLines::new(child, &self.server.name, self.oversize.clone())
                     .map_err(|e| format!("cannot start \"{command}\": {e}"))?;
                 self.relay
                     .clone()
@@ -315,7 +336,10 @@ impl Link {
                         reqwest::header::HeaderValue::from_str(value).map_err(|e| format!("header \"{name}\": {e}"))?;
                     custom.insert(name, value);
                 }
-                let transport = StreamableHttpClientTransport::from_config(config.custom_headers(custom));
+                let mut config = config.custom_headers(custom);
+                super::web::limits(&mut config);
+                let client = super::web::Watched::new(self.oversize.clone())?;
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 self.relay
                     .clone()
                     .serve(Ordered::new(transport, self.relay.in_flight.clone(), &self.server.name))

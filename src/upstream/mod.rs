@@ -8,15 +8,19 @@
 //! With `mcp` and `commands::check`, this is the code that knows rmcp; it knows nothing
 //! of the handler: the calling client reaches it only as a [`Caller`].
 
+mod child;
 mod link;
 pub mod naming;
 mod ordered;
+mod oversize;
 mod relay;
 pub mod settings;
 mod surface;
+mod web;
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, watch};
@@ -30,7 +34,7 @@ use self::link::Link;
 use crate::catalogue::manifest::Json;
 use crate::catalogue::{Federated, Manifest};
 use crate::error::Error;
-use crate::limits::{SHUTDOWN_GRACE, UPSTREAM_FIRST_WAIT};
+use crate::limits::SHUTDOWN_GRACE;
 
 /// The upstream servers of one toolgate.
 #[derive(Debug)]
@@ -46,14 +50,19 @@ pub struct Upstreams {
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Notes already printed about names left out.
     noted: Mutex<HashSet<String>>,
+    /// How long after [`Upstreams::start`] listings wait for the first attempts.
+    first_wait: Duration,
+    /// When listings stop waiting for the first attempts: set by [`Upstreams::start`].
+    first_deadline: OnceLock<tokio::time::Instant>,
 }
 
 impl Upstreams {
     /// Reads the `mcpServers` file at `source`. A missing or unreadable file, or one that
     /// is no `mcpServers` document, is an error; a bad entry is a note (for stderr) and
-    /// costs only itself. Each server is pinged every `ping` once connected. Nothing
+    /// costs only itself. Each server is pinged every `ping` once connected; listings wait
+    /// for the first connection attempts until `first_wait` after the start. Nothing
     /// starts until [`Upstreams::start`].
-    pub fn open(source: &Source, ping: std::time::Duration) -> Result<(Upstreams, Vec<String>), String> {
+    pub fn open(source: &Source, ping: Duration, first_wait: Duration) -> Result<(Upstreams, Vec<String>), String> {
         let path = source.0.display();
         let text =
             std::fs::read_to_string(&source.0).map_err(|e| format!("TOOLGATE_UPSTREAMS: cannot read {path}: {e}"))?;
@@ -72,6 +81,8 @@ impl Upstreams {
             stop: CancellationToken::new(),
             tasks: Mutex::default(),
             noted: Mutex::default(),
+            first_wait,
+            first_deadline: OnceLock::new(),
         };
         Ok((upstreams, notes))
     }
@@ -79,6 +90,7 @@ impl Upstreams {
     /// Starts one supervisor per server, and the task that turns their changes into
     /// generations. Call once, inside the runtime.
     pub fn start(self: &Arc<Self>) {
+        let _ = self.first_deadline.set(tokio::time::Instant::now() + self.first_wait);
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         for link in &self.links {
             tasks.push(tokio::spawn(link.clone().supervise(self.stop.child_token())));
@@ -111,6 +123,21 @@ impl Upstreams {
         }
     }
 
+    /// Each server's namespace, `PREFIX__` (its slugs and its prompts' names begin so),
+    /// with the server's name: a catalogue may name nothing inside it
+    /// (`catalogue::Reserved`).
+    pub fn namespaces(&self) -> Vec<(String, String)> {
+        self.links
+            .iter()
+            .map(|l| {
+                (
+                    format!("{}{}", l.server.prefix, naming::SEPARATOR),
+                    l.server.name.clone(),
+                )
+            })
+            .collect()
+    }
+
     /// Returns true if and only if no server is configured.
     pub fn is_empty(&self) -> bool {
         self.links.is_empty()
@@ -126,8 +153,10 @@ impl Upstreams {
         self.generation.subscribe()
     }
 
-    /// Waits until every server's first connection attempt has ended, at most
-    /// [`UPSTREAM_FIRST_WAIT`] (once settled, it returns at once).
+    /// Waits until every server's first connection attempt has ended, at most until the
+    /// first wait after [`Upstreams::start`] is over
+    /// ([`crate::limits::UPSTREAM_FIRST_WAIT`] by default):
+    /// one deadline for every caller, so no request waits past it, and none waits again.
     pub async fn settled(&self) {
         let mut changes = self.changes();
         let all_tried = || self.links.iter().all(|l| l.is_tried());
@@ -138,7 +167,10 @@ impl Upstreams {
                 }
             }
         };
-        let _ = tokio::time::timeout(UPSTREAM_FIRST_WAIT, wait).await;
+        let deadline = *self
+            .first_deadline
+            .get_or_init(|| tokio::time::Instant::now() + self.first_wait);
+        let _ = tokio::time::timeout_at(deadline, wait).await;
     }
 
     /// Every exposed tool of every server as a manifest, with where it is served from.

@@ -50,15 +50,23 @@ impl<T> Ordered<T> {
         };
         let noted = match &n.notification {
             ServerNotification::ProgressNotification(p) => Noted::Progress(p.params.clone()),
-            ServerNotification::LoggingMessageNotification(l) => Noted::Log(l.params.clone()),
+            // Attributed now, as it is read: by the time it is passed on, the calls in
+            // flight may be others.
+            ServerNotification::LoggingMessageNotification(l) => {
+                Noted::Log(l.params.clone(), self.in_flight.audience())
+            }
             _ => return,
         };
+        let kind = noted.kind();
         match self.queue.try_send(noted) {
             Ok(()) => self.in_flight.arrived(),
-            Err(e) => tracing::debug!(
-                "upstream \"{}\": a notification was dropped ({e}: over {UPSTREAM_NOTIFICATIONS_QUEUED} waiting to be passed on)",
-                self.server
-            ),
+            Err(e) => {
+                tracing::debug!(
+                    "upstream \"{}\": a notification was dropped ({e}: over {UPSTREAM_NOTIFICATIONS_QUEUED} waiting to be passed on)",
+                    self.server
+                );
+                crate::metrics::get().upstream_dropped(kind, crate::metrics::Unpassed::QueueFull);
+            }
         }
     }
 }

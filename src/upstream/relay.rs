@@ -1,13 +1,18 @@
 //! What an upstream sends toolgate as its client, passed on to the client whose call
 //! caused it: progress, log messages, and the requests a server may make of its client
 //! (sampling, elicitation, roots). A request is refused with an error naming the missing
-//! capability when that client did not declare it, or when no call of that client is in
-//! flight. A log message goes to the client of the latest call, in flight or just ended.
+//! capability when that client did not declare it, or when it cannot be attributed.
 //!
-//! An upstream's request or log message names no call, so it is routed only when that is
-//! unambiguous: when the calls in flight to that upstream all belong to one MCP session.
-//! With calls of several sessions in flight (over HTTP), a request is refused and a log
-//! message dropped — guessing could show one session's data to another.
+//! Progress names its call (the token rmcp gave the call's request), so it goes to the
+//! call holding that token, or nowhere. A log message or a request names no call, so it
+//! is attributed only when that is unambiguous: when every call of that upstream in
+//! flight, and every call that ended within [`UPSTREAM_MESSAGE_LINGER`] before, belongs
+//! to one MCP session. A message an upstream sends after its call ended (a background
+//! task's late log) is then still its session's, and never the next caller's: with
+//! calls of another session in flight or just ended, or with none at all, it is
+//! nobody's, and it is dropped (a debug line, and `upstream_messages_dropped` in the
+//! metrics) rather than shown to a session it may not belong to. A log message is
+//! attributed when the connection reads it, not when it is passed on.
 //!
 //! The calling client is known through [`Caller`], a task-local the MCP handler sets
 //! around each call; the upstream call registers it here for as long as it runs.
@@ -20,6 +25,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use futures::future::BoxFuture;
 use rmcp::model::{
@@ -31,7 +37,8 @@ use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, RoleServer};
 use tokio::sync::{Notify, mpsc};
 
 use crate::backchannel::{self, Ask, BackChannel, Note};
-use crate::limits::UPSTREAM_PROGRESS_SETTLE;
+use crate::limits::{UPSTREAM_MESSAGE_LINGER, UPSTREAM_PROGRESS_SETTLE};
+use crate::metrics::{Unpassed, UpstreamMessage};
 
 tokio::task_local! {
     static CALLER: Caller;
@@ -94,23 +101,46 @@ impl Caller {
 }
 
 /// What the calls of one upstream in flight need routed: each call's caller, by the
-/// order calls began, with the progress token rmcp gave its request once it is known.
+/// order calls began, with the progress token rmcp gave its request once it is known;
+/// and, per session, the caller of its call that ended last and when, for as long as a
+/// message read now may still be that call's ([`UPSTREAM_MESSAGE_LINGER`]).
 #[derive(Debug, Default)]
 struct Routes {
     calls: BTreeMap<u64, (Option<ProgressToken>, Caller)>,
-    /// The caller of the latest call, kept after it ends, for log messages an upstream
-    /// sends between calls.
-    last: Option<Caller>,
+    ended: Vec<(Caller, Instant)>,
 }
 
-/// The latest call in flight, when every call in flight belongs to its session.
-fn one_session(routes: &Routes) -> Option<Caller> {
-    let latest = routes.calls.values().next_back().map(|(_, c)| c.clone())?;
-    routes
-        .calls
-        .values()
-        .all(|(_, c)| c.session == latest.session)
-        .then_some(latest)
+impl Routes {
+    /// Forgets the calls that ended longer ago than a message of theirs may come.
+    fn forget_old(&mut self) {
+        self.ended.retain(|(_, at)| at.elapsed() < UPSTREAM_MESSAGE_LINGER);
+    }
+
+    /// The caller a message that names no call is attributed to: the latest call in
+    /// flight (else the latest that just ended) when every call in flight or just ended
+    /// belongs to its session; `None` when they are of several sessions, or there are none.
+    /// With `in_flight`, only while some call is in flight (a request needs one to answer).
+    fn attributed(&mut self, in_flight: bool) -> Option<Caller> {
+        self.forget_old();
+        let latest = match self.calls.values().next_back() {
+            Some((_, c)) => c,
+            None if in_flight => return None,
+            None => self.ended.iter().max_by_key(|(_, at)| *at).map(|(c, _)| c)?,
+        };
+        let session = latest.session;
+        let one = self.calls.values().all(|(_, c)| c.session == session)
+            && self.ended.iter().all(|(c, _)| c.session == session);
+        one.then(|| latest.clone())
+    }
+
+    /// Ends the call `order`: its caller is kept as its session's last ended call.
+    fn end(&mut self, order: u64) {
+        if let Some((_, caller)) = self.calls.remove(&order) {
+            self.forget_old();
+            self.ended.retain(|(c, _)| c.session != caller.session);
+            self.ended.push((caller, Instant::now()));
+        }
+    }
 }
 
 /// The calls of one upstream in flight, and how far the notifications it sent have been
@@ -143,10 +173,7 @@ impl InFlight {
     /// Registers `caller` for a call about to be sent, until the guard drops.
     pub(super) fn enter(self: &Arc<Self>, caller: Caller) -> Entered {
         let order = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut routes = self.lock();
-        routes.last = Some(caller.clone());
-        routes.calls.insert(order, (None, caller));
-        drop(routes);
+        self.lock().calls.insert(order, (None, caller));
         Entered {
             in_flight: self.clone(),
             order,
@@ -158,21 +185,15 @@ impl InFlight {
     }
 
     /// The caller a request of the upstream acts for: the latest call in flight, when
-    /// every call in flight belongs to one session (an upstream request carries no
-    /// reference to the call that caused it, so with several sessions it is nobody's).
+    /// every call in flight or just ended belongs to its session (an upstream request
+    /// carries no reference to the call that caused it, so otherwise it is nobody's).
     fn latest(&self) -> Option<Caller> {
-        let routes = self.lock();
-        one_session(&routes)
+        self.lock().attributed(true)
     }
 
-    /// Where a log message goes: the latest call in flight when every call in flight
-    /// belongs to one session, else (none in flight) the latest that was.
-    fn audience(&self) -> Option<Caller> {
-        let routes = self.lock();
-        if routes.calls.is_empty() {
-            return routes.last.clone();
-        }
-        one_session(&routes)
+    /// Where a log message read now goes: see [`Routes::attributed`].
+    pub(super) fn audience(&self) -> Option<Caller> {
+        self.lock().attributed(false)
     }
 
     /// The caller of the call in flight whose request carried `token`; while some call
@@ -234,31 +255,52 @@ impl InFlight {
     pub(super) async fn pass_on(self: Arc<Self>, connection: u64, server: String, mut queue: mpsc::Receiver<Noted>) {
         while let Some(noted) = queue.recv().await {
             match noted {
-                _ if self.connection.load(Ordering::Acquire) != connection => {}
-                Noted::Progress(params) => {
-                    if let Some(caller) = self.claimant(&params.progress_token).await {
-                        forward(&caller, params).await;
-                    }
+                _ if self.connection.load(Ordering::Acquire) != connection => {
+                    crate::metrics::get().upstream_dropped(noted.kind(), Unpassed::Stale);
                 }
-                Noted::Log(params) => self.log(&server, params).await,
+                Noted::Progress(params) => match self.claimant(&params.progress_token).await {
+                    Some(caller) => forward(&caller, params).await,
+                    None => dropped(
+                        &server,
+                        UpstreamMessage::Progress,
+                        "its progress token is no call's in flight",
+                    ),
+                },
+                Noted::Log(params, audience) => log(&server, params, audience).await,
             }
             self.handled();
         }
     }
+}
 
-    /// Passes a log message of upstream `server` on to its audience.
-    async fn log(&self, server: &str, params: LoggingMessageNotificationParam) {
-        match self.audience() {
-            // Below the level the session asked for with logging/setLevel: not sent.
-            Some(caller) if !caller.wants(params.level) => {}
-            Some(caller) => {
-                if let Err(e) = caller.peer.notify_logging_message(params).await {
-                    tracing::debug!("log message from \"{server}\" not delivered: {e}");
-                }
+/// Passes a log message of upstream `server` on to the audience it was attributed to
+/// when it was read.
+async fn log(server: &str, params: LoggingMessageNotificationParam, audience: Option<Caller>) {
+    match audience {
+        // Below the level the session asked for with logging/setLevel: not sent.
+        Some(caller) if !caller.wants(params.level) => {}
+        Some(caller) => {
+            if let Err(e) = caller.peer.notify_logging_message(params).await {
+                tracing::debug!("log message from \"{server}\" not delivered: {e}");
             }
-            None => tracing::debug!("upstream \"{server}\" logged outside a call: {:?}", params.data),
         }
+        None => dropped(
+            server,
+            UpstreamMessage::Log,
+            "no call of one session alone was in flight or had just ended",
+        ),
     }
+}
+
+/// Notes a message of upstream `server` that could not be attributed.
+fn dropped(server: &str, kind: UpstreamMessage, why: &str) {
+    let what = match kind {
+        UpstreamMessage::Log => "log message",
+        UpstreamMessage::Progress => "progress notification",
+        UpstreamMessage::Request => "request",
+    };
+    tracing::debug!("upstream \"{server}\": a {what} was dropped: {why}");
+    crate::metrics::get().upstream_dropped(kind, Unpassed::Unattributed);
 }
 
 /// A notification of an upstream to pass on.
@@ -266,8 +308,18 @@ impl InFlight {
 pub(super) enum Noted {
     /// Progress of a call.
     Progress(ProgressNotificationParam),
-    /// A log message.
-    Log(LoggingMessageNotificationParam),
+    /// A log message, with the caller it was attributed to when it was read.
+    Log(LoggingMessageNotificationParam, Option<Caller>),
+}
+
+impl Noted {
+    /// What it is, for the metrics.
+    pub(super) fn kind(&self) -> UpstreamMessage {
+        match self {
+            Noted::Progress(_) => UpstreamMessage::Progress,
+            Noted::Log(..) => UpstreamMessage::Log,
+        }
+    }
 }
 
 /// A call's registration; dropping it ends the call's routing.
@@ -301,7 +353,7 @@ impl Entered {
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        self.in_flight.lock().calls.remove(&self.order);
+        self.in_flight.lock().end(self.order);
         self.in_flight.changed.notify_waiters();
     }
 }
@@ -332,7 +384,7 @@ impl Relay {
         McpError::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!(
-                "toolgate cannot pass this {what} request from upstream \"{}\" on: the client whose call caused it did not declare the {what} capability, no call is in flight, or calls of several sessions are (the request does not say which it belongs to)",
+                "toolgate cannot pass this {what} request from upstream \"{}\" on: the client whose call caused it did not declare the {what} capability, no call is in flight, or calls of several sessions are in flight or just ended (the request does not say which it belongs to)",
                 self.server
             ),
             None,
@@ -342,7 +394,15 @@ impl Relay {
     fn caller_with(&self, what: &str, has: impl Fn(&ClientCapabilities) -> bool) -> Result<Caller, McpError> {
         match self.in_flight.latest() {
             Some(c) if has(&c.capabilities()) => Ok(c),
-            _ => Err(self.refuse(what)),
+            Some(_) => Err(self.refuse(what)),
+            None => {
+                dropped(
+                    &self.server,
+                    UpstreamMessage::Request,
+                    "no call of one session alone was in flight",
+                );
+                Err(self.refuse(what))
+            }
         }
     }
 }

@@ -18,11 +18,22 @@ with `stay_down` first creates STATE_DIR/down), `fail` (answers isError), and
 `wait_for_cancel` / `was_cancelled` (a call that only a cancellation ends, and whether
 one did), `hang` (stops answering anything, pings included), `chatty` (logs) and
 `ticks` (progress reported back to back, then the answer).
+
+For routing checks: `late_log` answers at once and, once a later call has reached the
+server (`hold` or `poke`), sends a log message and a progress notification under its own
+(ended) call's token; `hold` stays in flight until that late message has been sent
+(with `announce`, it logs `holding` first), `poke` answers at once. `big` answers with a text of the given size (an answer over
+toolgate's cap).
+
+With `--http PORT` (and `--json` for plain JSON answers) it serves Streamable HTTP on
+127.0.0.1:PORT instead of stdio; with STATE_DIR/hang_start present it never answers
+`initialize` (it never starts serving).
 """
 
 from __future__ import annotations
 
 import asyncio
+import argparse
 import os
 import sys
 import time
@@ -31,7 +42,12 @@ from pathlib import Path
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-state = Path(sys.argv[1])
+parser = argparse.ArgumentParser()
+parser.add_argument("state")
+parser.add_argument("--http", type=int)
+parser.add_argument("--json", action="store_true")
+options = parser.parse_args()
+state = Path(options.state)
 if (state / "down").exists():
     print("py_server: held down by the test", file=sys.stderr)
     sys.exit(3)
@@ -122,6 +138,50 @@ def fail(message: str) -> str:
     raise ToolError(message)
 
 
+# A later call reached the server (`hold` or `poke`); the late message has been sent.
+later_call = asyncio.Event()
+late_sent = asyncio.Event()
+
+
+@server.tool(description="Answers at once; once a later call arrives, logs the message and reports progress late.")
+async def late_log(message: str, ctx: Context) -> str:
+    session = ctx.request_context.session
+    meta = ctx.request_context.meta or {}
+    token = meta.get("progress_token", meta.get("progressToken"))
+
+    async def later() -> None:
+        await later_call.wait()
+        later_call.clear()
+        await session.send_log_message(level="warning", data=message, logger="late")
+        if token is not None:
+            await session.send_progress_notification(token, 99, 100, message)
+        late_sent.set()
+
+    asyncio.get_running_loop().create_task(later())
+    return "answered"
+
+
+@server.tool(description="Lets a late_log message go, and answers once it has been sent (logs `holding` first when asked).")
+async def hold(ctx: Context, announce: bool = False) -> str:
+    if announce:
+        await ctx.log("info", "holding", logger_name="py")
+    late_sent.clear()
+    later_call.set()
+    await late_sent.wait()
+    return "released"
+
+
+@server.tool(description="Lets a late_log message go, and answers at once.")
+def poke() -> str:
+    later_call.set()
+    return "poked"
+
+
+@server.tool(description="Answers with a text of `size` characters.")
+def big(size: int) -> str:
+    return "x" * size
+
+
 if starts > 1:
 
     @server.tool(description="Exists only after a restart.")
@@ -129,4 +189,10 @@ if starts > 1:
         return starts
 
 
-server.run("stdio")
+if (state / "hang_start").exists():
+    # Never answers initialize: reads nothing, writes nothing, until it is killed.
+    time.sleep(3600)
+if options.http is not None:
+    server.run("streamable-http", host="127.0.0.1", port=options.http, json_response=options.json)
+else:
+    server.run("stdio")

@@ -1,0 +1,169 @@
+//! An upstream server's stdio as an rmcp client transport: newline-delimited JSON-RPC on
+//! the child's stdin and stdout, as rmcp's `TokioChildProcess`, except that a line over
+//! [`UPSTREAM_MESSAGE_BYTES`] is never held and never dropped in silence
+//! (`oversize.rs`): rmcp's transport discarded it and the call it answered hung to its
+//! idle timeout.
+//!
+//! The reader is cancellation-safe (rmcp polls `receive` inside a `select!`): a partial
+//! line stays in the buffer for the next call. The child is killed when the transport is
+//! dropped (`kill_on_drop`, set by whoever built the command); `close` first closes its
+//! stdin and gives it [`UPSTREAM_EXIT_GRACE`] to exit.
+
+use std::sync::Arc;
+
+use rmcp::RoleClient;
+use rmcp::model::ServerJsonRpcMessage;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::Mutex;
+
+use super::oversize::{Overlong, Oversize, Seen, over_limit};
+use crate::limits::{STDIO_ID_SEARCH_BYTES, UPSTREAM_EXIT_GRACE, UPSTREAM_MESSAGE_BYTES};
+
+/// The stdio of one upstream child.
+pub(super) struct ChildLines {
+    child: Child,
+    read: BufReader<ChildStdout>,
+    line: Vec<u8>,
+    /// Set while the rest of an over-long line is being skipped.
+    over: Option<Overlong>,
+    write: Arc<Mutex<Option<ChildStdin>>>,
+    server: String,
+    oversize: Arc<Oversize>,
+}
+
+impl ChildLines {
+    /// Takes over `child`'s stdin and stdout (both piped) as upstream `server`'s
+    /// connection; what it cannot read whole is told through `oversize`.
+    pub(super) fn new(mut child: Child, server: &str, oversize: Arc<Oversize>) -> std::io::Result<ChildLines> {
+        let missing = |what: &str| std::io::Error::other(format!("the child's {what} is not piped"));
+        let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
+        let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
+        Ok(ChildLines {
+            child,
+            read: BufReader::new(stdout),
+            line: Vec::new(),
+            over: None,
+            write: Arc::new(Mutex::new(Some(stdin))),
+            server: server.to_owned(),
+            oversize,
+        })
+    }
+
+    /// The next whole line (newline and carriage return removed), or an over-long one as
+    /// it streamed past; `None` at the end of the child's output.
+    async fn next(&mut self) -> Option<Result<Vec<u8>, Overlong>> {
+        loop {
+            let available = match self.read.fill_buf().await {
+                Ok([]) => return None,
+                Ok(available) => available,
+                Err(e) => {
+                    tracing::debug!("upstream \"{}\": cannot read its output: {e}", self.server);
+                    return None;
+                }
+            };
+            let newline = available.iter().position(|b| *b == b'\n');
+            let content = &available[..newline.unwrap_or(available.len())];
+            let taken = newline.map_or(available.len(), |i| i + 1);
+            if self.over.is_none() && self.line.len() + content.len() > UPSTREAM_MESSAGE_BYTES {
+                let mut over = Overlong::new(STDIO_ID_SEARCH_BYTES);
+                over.push(&self.line);
+                self.line = Vec::new();
+                self.over = Some(over);
+            }
+            match self.over.as_mut() {
+                Some(over) => over.push(content),
+                None => self.line.extend_from_slice(content),
+            }
+            self.read.consume(taken);
+            if newline.is_some() {
+                if let Some(over) = self.over.take() {
+                    return Some(Err(over));
+                }
+                let mut line = std::mem::take(&mut self.line);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                if !line.is_empty() {
+                    return Some(Ok(line));
+                }
+            }
+        }
+    }
+}
+
+impl Transport<RoleClient> for ChildLines {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let write = self.write.clone();
+        async move {
+            let mut line = serde_json::to_vec(&item)?;
+            line.push(b'\n');
+            match write.lock().await.as_mut() {
+                Some(stdin) => {
+                    stdin.write_all(&line).await?;
+                    stdin.flush().await
+                }
+                None => Err(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "the upstream's stdin is closed",
+                )),
+            }
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            match self.next().await? {
+                Ok(line) => match serde_json::from_slice::<ServerJsonRpcMessage>(&line) {
+                    Ok(message) => return Some(message),
+                    // As rmcp does: a line that is not a message is ignored.
+                    Err(e) => tracing::debug!("upstream \"{}\": ignored a line: {e}", self.server),
+                },
+                Err(over) => match over.seen() {
+                    Seen::Answer(id) => {
+                        self.oversize.note_call(&id, over_limit(over.len));
+                        tracing::warn!(
+                            "upstream \"{}\": an answer of {} bytes is over the limit of {UPSTREAM_MESSAGE_BYTES} bytes; its call fails",
+                            self.server,
+                            over.len
+                        );
+                        return Some(ServerJsonRpcMessage::error(over.answer(), Some(id)));
+                    }
+                    Seen::Message => tracing::warn!(
+                        "upstream \"{}\": a message of {} bytes is over the limit of {UPSTREAM_MESSAGE_BYTES} bytes; it was dropped",
+                        self.server,
+                        over.len
+                    ),
+                    Seen::Unknown => {
+                        let why = format!(
+                            "it sent a message whose request id does not show ({})",
+                            over_limit(over.len)
+                        );
+                        tracing::warn!("upstream \"{}\": {why}; the connection is ended", self.server);
+                        self.oversize.note_connection(why);
+                        return None;
+                    }
+                },
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Its stdin closed, a server ends by itself; one that does not is killed.
+        drop(self.write.lock().await.take());
+        if tokio::time::timeout(UPSTREAM_EXIT_GRACE, self.child.wait())
+            .await
+            .is_err()
+        {
+            self.child.kill().await?;
+        }
+        Ok(())
+    }
+}
