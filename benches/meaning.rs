@@ -1,8 +1,9 @@
-//! Search by meaning (issue 16), the figures README's *Search by meaning* quotes:
-//! search latency on the embedded catalogue including the query's embedding (p50, p99
-//! over distinct MetaTool queries, so no query vector is reused), and how long a
-//! synthetic catalogue (10,000 tools by default) takes to embed on two threads, then
-//! again from the disk cache as after a restart.
+//! Search by meaning, the figures README's *Search by meaning* quotes: search latency on
+//! the embedded catalogue including the query's embedding (p50, p99 over distinct
+//! MetaTool queries, so no query vector is reused), and how long a synthetic catalogue
+//! (10,000 tools by default, with their parameters) takes to embed on two threads, then
+//! again from the disk cache as after a restart. The ranking quality per dataset is
+//! `cargo bench --bench ranking` and `toolgate catalogue eval --dataset ...`.
 //!
 //! `cargo bench --bench meaning`; `TOOLGATE_MEANING_TOOLS=N` sets the synthetic size,
 //! `TOOLGATE_MEANING_QUERIES=N` the number of queries (1,000).
@@ -57,10 +58,12 @@ fn main() {
         let (snapshot, _) = Snapshot::build(synthetic_entries(n_tools), Origin::Local);
         let snapshot = Arc::new(snapshot);
         let words = toolgate_minilm::WordPiece::get();
+        // The texts the server embeds (by its recipe: a richer text costs more tokens).
         let tokens: usize = snapshot
             .tools()
             .iter()
-            .map(|t| words.count(&t.manifest.description, toolgate::search::meaning::MAX_TOKENS))
+            .flat_map(|t| toolgate::search::meaning::texts(&**t))
+            .map(|text| words.count(&text, toolgate::search::meaning::MAX_TOKENS))
             .sum();
         let meaning = Arc::new(Meaning::new(settings(cache.path())));
         let start = Instant::now();
@@ -86,13 +89,21 @@ fn settings(cache: &std::path::Path) -> Settings {
 fn synthetic_entries(n: usize) -> Vec<Entry> {
     synthetic::catalogue(n)
         .into_iter()
-        .map(|d| Entry {
-            manifest: serde_json::from_value(json!({
-                "slug": d.slug, "name": d.name, "description": d.description,
-                "category": d.category, "tags": d.tags,
-            }))
-            .unwrap(),
-            code: None,
+        .map(|d| {
+            let properties: serde_json::Map<String, serde_json::Value> = d
+                .params
+                .iter()
+                .map(|(name, doc)| (name.clone(), json!({"type": "string", "description": doc})))
+                .collect();
+            Entry {
+                manifest: serde_json::from_value(json!({
+                    "slug": d.slug, "name": d.name, "description": d.description,
+                    "category": d.category, "tags": d.tags,
+                    "input_schema": {"type": "object", "properties": properties},
+                }))
+                .unwrap(),
+                code: None,
+            }
         })
         .collect()
 }

@@ -313,14 +313,31 @@ pub enum CatalogueCommand {
         /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
         source: Option<String>,
     },
-    /// Measure search quality: nDCG@10, Recall@5 and Recall@10 over judged queries.
+    /// Measure search quality: nDCG@10, Recall@5 and Recall@10 over judged queries, with
+    /// the lexical and the hybrid ranker side by side.
     Eval {
         /// A JSONL file of {"query": "...", "relevant": ["slug", ...]} lines.
-        #[arg(long)]
-        queries: PathBuf,
-        /// The catalogue to search (same forms as --catalogue); else --catalogue,
-        /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
+        #[arg(long, required_unless_present = "dataset", conflicts_with = "dataset")]
+        queries: Option<PathBuf>,
+        /// A dataset folder holding catalogue.json and queries.jsonl; repeat it for
+        /// several: each is measured, then one table gives every dataset, the mean and the
+        /// hybrid ranker's margin over the lexical one.
+        #[arg(long, value_name = "DIR")]
+        dataset: Vec<PathBuf>,
+        /// The catalogue to search with --queries (same forms as --catalogue); else
+        /// --catalogue, TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.
+        #[arg(conflicts_with = "dataset")]
         source: Option<String>,
+        /// Only every N-th query of each file (a fixed subset, for a quick check).
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        every: u64,
+        /// Fail when the hybrid ranker's nDCG@10 on some dataset is below this.
+        #[arg(long, value_name = "NDCG")]
+        min_hybrid: Option<f64>,
+        /// Fail when the hybrid ranker's nDCG@10 on some dataset is not this much above the
+        /// lexical ranker's.
+        #[arg(long, value_name = "NDCG", allow_negative_numbers = true)]
+        min_margin: Option<f64>,
         /// Also print the N worst queries and what ranked above the relevant tool.
         #[arg(long, value_name = "N", default_value_t = 0)]
         show_misses: usize,

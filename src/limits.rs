@@ -294,10 +294,12 @@ pub const SEARCH_LIMIT_DEFAULT: usize = 10;
 /// The limits a meta-tool search accepts: enough to choose from, not a catalogue dump.
 pub const SEARCH_LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=50;
 
-/// Longest search query, in characters. A query says in words what a tool should do;
-/// the longest in the eval sets is under 100 characters. A longer one is refused with
-/// `BAD_REQUEST` naming this limit, before any work, by the index itself, so every caller
-/// (the meta-tool's search, the prompts, close-match advice) is covered.
+/// How much of a search query is read, in characters: a longer one (an agent pastes a
+/// whole task, sometimes with an image in base64) is searched by its start, and the
+/// meta-tool's answer says so. The model reads 128 tokens (about 500–700 characters of
+/// prose) anyway. The cut comes first, in the index itself, so nothing past it is
+/// tokenised, looked up or embedded by any caller (the meta-tool's search, the prompts,
+/// close-match advice).
 pub const QUERY_MAX_CHARS: usize = 1_000;
 
 /// Longest word, in characters, that the typo index holds and that a query corrects for

@@ -125,20 +125,57 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             command:
                 CatalogueCommand::Eval {
                     queries,
+                    dataset,
                     source,
+                    every,
+                    min_hybrid,
+                    min_margin,
                     show_misses,
                 },
         }) => {
-            config.choose_source(source.as_deref())?;
-            let text =
-                std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
-            let gateway = gateway(&config, None, None, false)?;
-            let snapshot = gateway.snapshot().await.map_err(|e| e.to_string())?;
-            let meaning = match gateway.meaning().settled(&snapshot).await {
-                toolgate::catalogue::Ranker::Hybrid => Some(&**gateway.meaning()),
-                toolgate::catalogue::Ranker::Lexical => None,
-            };
-            eval(&snapshot, meaning, &text, show_misses)
+            use toolgate::commands::eval::datasets::{self, Floors, Measured};
+            let every = usize::try_from(every).unwrap_or(usize::MAX);
+            let mut measured = Vec::new();
+            if let Some(queries) = queries {
+                config.choose_source(source.as_deref())?;
+                let text =
+                    std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
+                let gateway = gateway(&config, None, None, false)?;
+                let snapshot = gateway.snapshot().await.map_err(|e| e.to_string())?;
+                let meaning = match gateway.meaning().settled(&snapshot).await {
+                    toolgate::catalogue::Ranker::Hybrid => Some(&**gateway.meaning()),
+                    toolgate::catalogue::Ranker::Lexical => None,
+                };
+                let bar = Bar::new();
+                let report =
+                    toolgate::commands::eval::run(&snapshot, meaning, &text, every, show_misses, |d, t| bar.show(d, t));
+                bar.done();
+                let name = queries
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                measured.push(Measured {
+                    name,
+                    tools: snapshot.tools().len(),
+                    report,
+                });
+            }
+            for dir in &dataset {
+                let bar = Bar::new();
+                let (m, problems) =
+                    datasets::measure(dir, &config.search, every, show_misses, |d, t| bar.show(d, t)).await?;
+                bar.done();
+                for problem in problems {
+                    eprintln!("{}: {problem}", m.name);
+                }
+                measured.push(m);
+            }
+            eval_report(
+                &measured,
+                Floors {
+                    hybrid: min_hybrid,
+                    margin: min_margin,
+                },
+            )
         }
         None => {
             // Started by hand in a terminal, the server would wait in silence for MCP
@@ -257,44 +294,79 @@ async fn terminated() -> &'static str {
     }
 }
 
-/// Prints the evaluation report on stdout (this command is not an MCP server) and fails
-/// when the query file had unusable lines, after reporting each with its number.
-fn eval(
-    snapshot: &toolgate::catalogue::Snapshot,
-    meaning: Option<&Meaning>,
-    text: &str,
-    show_misses: usize,
-) -> Result<(), String> {
-    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
-    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} queries {eta}") {
-        bar.set_style(style);
+/// A progress bar on stderr for `catalogue eval`, drawn only once a run has taken a
+/// second.
+struct Bar {
+    bar: indicatif::ProgressBar,
+    started: std::time::Instant,
+}
+
+impl Bar {
+    fn new() -> Bar {
+        use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+        if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} queries {eta}") {
+            bar.set_style(style);
+        }
+        Bar {
+            bar,
+            started: std::time::Instant::now(),
+        }
     }
-    let started = std::time::Instant::now();
-    let report = toolgate::commands::eval::run(snapshot, meaning, text, show_misses, |done, total| {
+
+    fn show(&self, done: usize, total: usize) {
         if done == 1 {
-            bar.set_length(total as u64);
+            self.bar.set_length(total as u64);
         }
-        if bar.is_hidden() && started.elapsed() > std::time::Duration::from_secs(1) {
-            bar.set_draw_target(ProgressDrawTarget::stderr());
+        if self.bar.is_hidden() && self.started.elapsed() > std::time::Duration::from_secs(1) {
+            self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
-        bar.set_position(done as u64);
-    });
-    bar.finish_and_clear();
-    for bad in &report.bad_lines {
-        eprintln!("line {}: {}", bad.line, bad.reason);
+        self.bar.set_position(done as u64);
     }
-    for (line, slug) in &report.unknown_slugs {
-        eprintln!("line {line}: relevant tool \"{slug}\" is not in the catalogue");
+
+    fn done(&self) {
+        self.bar.finish_and_clear();
     }
-    print!("{}", report.render(snapshot.tools().len()));
-    if report.bad_lines.is_empty() {
+}
+
+/// Prints each evaluation's report on stdout (this command is not an MCP server), then,
+/// for several datasets or floors, the table of all; fails when a query file had unusable
+/// lines (each reported with its number) or a dataset is below a floor.
+fn eval_report(
+    measured: &[toolgate::commands::eval::datasets::Measured],
+    floors: toolgate::commands::eval::datasets::Floors,
+) -> Result<(), String> {
+    use toolgate::commands::eval::datasets;
+    let mut unusable = 0;
+    for (i, m) in measured.iter().enumerate() {
+        let prefix = if measured.len() > 1 {
+            format!("{}: ", m.name)
+        } else {
+            String::new()
+        };
+        for bad in &m.report.bad_lines {
+            eprintln!("{prefix}line {}: {}", bad.line, bad.reason);
+        }
+        for (line, slug) in &m.report.unknown_slugs {
+            eprintln!("{prefix}line {line}: relevant tool \"{slug}\" is not in the catalogue");
+        }
+        unusable += m.report.bad_lines.len();
+        if measured.len() > 1 {
+            println!("{}{}", if i > 0 { "\n" } else { "" }, m.name);
+        }
+        print!("{}", m.report.render(m.tools));
+    }
+    if measured.len() > 1 || floors != datasets::Floors::default() {
+        print!("\n{}", datasets::table(measured));
+    }
+    if unusable > 0 {
+        return Err(format!("{unusable} unusable lines in the query files (listed above)"));
+    }
+    let below = datasets::below(measured, floors);
+    if below.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "{} unusable lines in the query file (listed above)",
-            report.bad_lines.len()
-        ))
+        Err(format!("below the floor: {}", below.join("; ")))
     }
 }
 

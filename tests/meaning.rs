@@ -131,3 +131,56 @@ async fn a_catalogue_over_the_embedding_budget_is_searched_by_words_and_stderr_s
     );
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "nothing embedded");
 }
+
+/// The words of [`pasted_task`] before its image.
+const TASK_WORDS: &str = "Encode this text as base64 for the e-mail attachment, then send it:";
+
+/// A task an agent pasted: words, then an image as base64 (thousands of characters, one
+/// word).
+fn pasted_task() -> String {
+    let image: String = (0..6_000u32)
+        .map(|i| b"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9Qw"[(i * 7 % 64) as usize] as char)
+        .collect();
+    format!("{TASK_WORDS} data:image/png;base64,{image}")
+}
+
+#[tokio::test]
+async fn a_pasted_task_is_searched_by_its_start_and_the_answer_says_it_was_cut() {
+    let task = pasted_task();
+    let total = task.chars().count();
+    for env in [vec![], vec![("TOOLGATE_SEARCH", "lexical")]] {
+        let gate = Gate::start(&env).await;
+        let r = gate.meta(json!({"command": "search", "query": task})).await;
+        assert_eq!(r.is_error, Some(false), "long queries are used, not refused: {r:?}");
+        let answer = structured(&r).clone();
+        let cut = &answer["cut"];
+        assert_eq!(cut["query_chars"], total, "{answer}");
+        // The image is one word the limit splits: left out whole, not searched in part.
+        let kept = cut["searched_chars"].as_u64().unwrap();
+        assert_eq!(kept as usize, TASK_WORDS.chars().count(), "{answer}");
+        assert!(
+            slugs(&answer).iter().take(3).any(|s| s == "base64-codec"),
+            "the words before the image find the tool: {answer}"
+        );
+        let text = crate::util::text(&r);
+        assert!(
+            text.contains(&format!("its first {kept} of {total} were searched")),
+            "{text}"
+        );
+        gate.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn a_long_query_of_stop_words_is_refused_as_before() {
+    let gate = Gate::start(&[]).await;
+    let r = gate
+        .meta(json!({"command": "search", "query": "can you please do it for me ".repeat(100)}))
+        .await;
+    let err = crate::util::expect_error(&r, "BAD_REQUEST");
+    assert!(
+        err["error"].as_str().unwrap().contains("only words too common"),
+        "{err}"
+    );
+    gate.stop().await;
+}

@@ -193,7 +193,8 @@ async fn an_agent_searches_the_catalogue_and_two_upstreams_and_runs_one_batch_ac
             .meta(json!({"command": "search", "query": "turn words into capitals"}))
             .await,
     );
-    assert_eq!(found[0], "py__shout", "{found:?}");
+    // The catalogue's case-converter answers this too; the upstream tool stands beside it.
+    assert!(found[..2].contains(&"py__shout".to_owned()), "{found:?}");
     let found = hits(&gate.meta(json!({"command": "search", "query": "encode base64"})).await);
     assert_eq!(found[0], "base64-codec", "{found:?}");
 

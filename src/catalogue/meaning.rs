@@ -4,6 +4,7 @@
 //! ([`VectorCache`]), else from the model, within a time budget: a catalogue too big to
 //! embed within it stays lexical, and stderr says so once.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -231,7 +232,7 @@ impl Meaning {
         // Per tool, its texts' keys; the texts no cache holds, once each: those compiled
         // in are taken from there (and added to the cache), the rest embedded.
         let mut wanted: Vec<(&Arc<Tool>, Vec<Key>)> = Vec::with_capacity(lacking.len());
-        let mut missing: Vec<(Key, &str)> = Vec::new();
+        let mut missing: Vec<(Key, Cow<'_, str>)> = Vec::new();
         let mut from_binary: Vec<(Key, Vector)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for tool in lacking {
@@ -240,7 +241,7 @@ impl Meaning {
                 .iter()
                 .map(|t| vector_cache::key(embedder.model_id(), t))
                 .collect();
-            for (key, text) in keys.iter().zip(&texts) {
+            for (key, text) in keys.iter().zip(texts) {
                 if known.contains_key(key) || !seen.insert(*key) {
                     continue;
                 }
@@ -354,8 +355,45 @@ impl Meaning {
     }
 }
 
+impl Meaning {
+    /// The vectors of many queries at once, in order, each bit for bit what
+    /// [`Meaning::query`] gives it, computed on both cores and not kept: for `catalogue
+    /// eval`, which embeds thousands. `None` when the model cannot be used.
+    pub fn queries(&self, queries: &[&str]) -> Option<Vec<[f32; DIM]>> {
+        /// Queries embedded together.
+        const BATCH: usize = 64;
+        let embedder = Embedder::get().ok()?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+        let chunk = queries.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = queries
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        let mut out = Vec::with_capacity(part.len());
+                        for batch in part.chunks(BATCH) {
+                            out.extend(embedder.embed_all(batch).ok()?);
+                        }
+                        Some(out)
+                    })
+                })
+                .collect();
+            let mut all = Vec::with_capacity(queries.len());
+            for part in parts {
+                all.extend(part.join().ok()??);
+            }
+            Some(all)
+        })
+    }
+}
+
 /// The vectors of `texts`, in order, computed on `threads` threads; `None` past `deadline`.
-fn embed_all(embedder: Embedder, texts: &[(Key, &str)], threads: usize, deadline: Instant) -> Option<Vec<Vector>> {
+fn embed_all(
+    embedder: Embedder,
+    texts: &[(Key, Cow<'_, str>)],
+    threads: usize,
+    deadline: Instant,
+) -> Option<Vec<Vector>> {
     /// Texts embedded together: one batch amortises the model's weights over its tokens.
     const BATCH: usize = 16;
     let chunk = texts.len().div_ceil(threads.max(1)).max(1);
@@ -369,7 +407,7 @@ fn embed_all(embedder: Embedder, texts: &[(Key, &str)], threads: usize, deadline
                         if Instant::now() > deadline {
                             return None;
                         }
-                        let batch: Vec<&str> = batch.iter().map(|(_, t)| *t).collect();
+                        let batch: Vec<&str> = batch.iter().map(|(_, t)| t.as_ref()).collect();
                         out.extend(embedder.embed_all(&batch).ok()?.iter().map(Vector::quantise));
                     }
                     Some(out)

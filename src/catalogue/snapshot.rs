@@ -508,6 +508,12 @@ impl Snapshot {
             .collect())
     }
 
+    /// Why `query` cannot be searched, if it cannot (empty, only stop words): cheap, so a
+    /// query is refused before its embedding is computed.
+    pub fn check_query(&self, query: &str) -> Result<(), QueryError> {
+        self.index.check(query)
+    }
+
     /// The tools best matching `query`, best first, each with its hit.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<(&Arc<Tool>, Hit)>, QueryError> {
         Ok(self

@@ -21,7 +21,7 @@ use crate::gateway::{Caller, Gateway, Reach};
 use crate::limits::QUERY_MAX_CHARS;
 use crate::limits::{LIST_LIMIT_DEFAULT, LIST_LIMIT_RANGE, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
 use crate::registry::Entry;
-use crate::search::QueryError;
+use crate::search::{self, QueryError};
 
 /// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
 pub(crate) async fn call(
@@ -110,38 +110,47 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
         }
     };
     let limit = int_arg(args, "limit", SEARCH_LIMIT_DEFAULT, &SEARCH_LIMIT_RANGE)?;
-    // The query's vector costs milliseconds of CPU: off the async workers. Only a query
-    // the lexical ranker would not refuse for its length is embedded.
+    // A long query is searched by its start; nothing past the cut is read or embedded.
+    let cut = search::cut(query);
+    let searched = cut.text;
+    let refused = |e: QueryError| {
+        Error::BadRequest(match e {
+            QueryError::Empty => "the query is empty: say in words what the tool should do".to_owned(),
+            QueryError::OnlyStopWords => {
+                format!(
+                    "the query \"{searched}\" has only words too common to search by; name the task or the data, e.g. \"validate env file\""
+                )
+            }
+        })
+    };
+    // The query's vector costs milliseconds of CPU: off the async workers, and only for a
+    // query the lexical ranker does not refuse.
     let vector = match meaning.ranker(snapshot).await {
-        Ranker::Hybrid if query.len() <= QUERY_MAX_CHARS * 4 => {
-            let (meaning, q) = (meaning.clone(), query.to_owned());
+        Ranker::Hybrid => {
+            snapshot.check_query(searched).map_err(refused)?;
+            let (meaning, q) = (meaning.clone(), searched.to_owned());
             tokio::task::spawn_blocking(move || meaning.query(&q))
                 .await
                 .ok()
                 .flatten()
         }
-        _ => None,
+        Ranker::Lexical => None,
     };
     let (hits, ranker) = match &vector {
-        Some(v) => (snapshot.search_by_meaning(query, v, limit), Ranker::Hybrid),
-        None => (snapshot.search(query, limit), Ranker::Lexical),
+        Some(v) => (snapshot.search_by_meaning(searched, v, limit), Ranker::Hybrid),
+        None => (snapshot.search(searched, limit), Ranker::Lexical),
     };
-    let hits = hits.map_err(|e| {
-        Error::BadRequest(match e {
-            QueryError::Empty => "the query is empty: say in words what the tool should do".to_owned(),
-            QueryError::OnlyStopWords => {
-                format!("the query \"{query}\" has only words too common to search by; name the task or the data, e.g. \"validate env file\"")
-            }
-            QueryError::TooLong { max } => {
-                format!("the query is longer than {max} characters, the limit: say in a few words what the tool should do")
-            }
-        })
-    })?;
+    let hits = hits.map_err(refused)?;
+    let shown = if cut.is_cut {
+        format!("{searched}…")
+    } else {
+        searched.to_owned()
+    };
     let mut text = if hits.is_empty() {
-        format!("No tool matches \"{query}\". Try other words, or the list command.\n")
+        format!("No tool matches \"{shown}\". Try other words, or the list command.\n")
     } else {
         format!(
-            "{} {} for \"{query}\", best first (ranked by {}):\n",
+            "{} {} for \"{shown}\", best first (ranked by {}):\n",
             hits.len(),
             if hits.len() == 1 { "tool" } else { "tools" },
             match ranker {
@@ -150,6 +159,17 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
             }
         )
     };
+    let cut_note = cut.is_cut.then(|| {
+        let total = query.chars().count();
+        let kept = searched.chars().count();
+        text.insert_str(
+            0,
+            &format!(
+                "The query is longer than {QUERY_MAX_CHARS} characters: its first {kept} of {total} were searched.\n"
+            ),
+        );
+        json!({"searched_chars": kept, "query_chars": total})
+    });
     let results: Vec<Value> = hits
         .iter()
         .map(|(tool, hit)| {
@@ -170,11 +190,11 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
             })
         })
         .collect();
-    Ok(answer(
-        true,
-        text,
-        json!({ "results": results, "ranker": ranker.label() }),
-    ))
+    let mut structured = json!({ "results": results, "ranker": ranker.label() });
+    if let Some(note) = cut_note {
+        structured["cut"] = note;
+    }
+    Ok(answer(true, text, structured))
 }
 
 /// The answer to `{"command":"list"}` with no other argument, kept per snapshot: the

@@ -10,11 +10,11 @@
 //! only the postings of its terms and their expansions.
 //!
 //! Nothing a catalogue or a query holds can make it unbounded work: a build runs under a
-//! [`Budget`] (time, entries), long words are kept out of the typo map, and a query longer
-//! than [`QUERY_MAX_CHARS`] is refused before it is read.
+//! [`Budget`] (time, entries), long words are kept out of the typo map, and only the first
+//! [`crate::limits::QUERY_MAX_CHARS`] characters of a query are read ([`super::cut`]).
 
 mod fused;
-pub use fused::{MEANING_FLOOR, W_LEXICAL};
+pub use fused::{FUSION, Fusion, Norm};
 mod memory;
 mod strings;
 mod topk;
@@ -24,7 +24,6 @@ use super::build::Builder;
 use super::document::{Document, Indexable};
 use super::tokenize::{self, Analyzer};
 use super::typo::Typos;
-use crate::limits::QUERY_MAX_CHARS;
 use strings::Strings;
 
 /// The fields searched, in bit order.
@@ -183,11 +182,6 @@ pub enum QueryError {
     Empty,
     /// Only stop words ("the", "can you", ...), which carry no meaning.
     OnlyStopWords,
-    /// Longer than [`QUERY_MAX_CHARS`] characters.
-    TooLong {
-        /// The limit, in characters.
-        max: usize,
-    },
 }
 
 /// The index of one snapshot (by default, of nothing).
@@ -331,8 +325,8 @@ impl Index {
         self.slug_rank.is_empty()
     }
 
-    /// The best `limit` documents for `query`, best first, ties by slug. A query longer
-    /// than [`QUERY_MAX_CHARS`] characters is refused before it is read.
+    /// The best `limit` documents for `query`, best first, ties by slug. Only the start of
+    /// a long query is read ([`super::cut`]).
     /// Large lists are pruned (`topk.rs`): the answer is the same.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, QueryError> {
         let words = self.checked_words(query)?;
@@ -363,13 +357,22 @@ impl Index {
         Ok(Scored { words, total })
     }
 
-    /// The query's words, or why it cannot be run.
+    /// Every document's lexical score for `query` (zero where nothing matched): what
+    /// [`Index::rank_fused`] fuses, for benches that weigh fusions over scores computed
+    /// once.
+    pub fn lexical_scores(&self, query: &str) -> Result<Vec<f32>, QueryError> {
+        Ok(self.score(query)?.total)
+    }
+
+    /// Why `query` cannot be run, if it cannot: cheap (its words are read, no posting),
+    /// so a query is refused before anything costly is done for it.
+    pub fn check(&self, query: &str) -> Result<(), QueryError> {
+        self.checked_words(query).map(drop)
+    }
+
+    /// The words of the query's start ([`super::cut`]), or why it cannot be run.
     fn checked_words(&self, query: &str) -> Result<Vec<QueryWord>, QueryError> {
-        // Bytes first: no character count of a huge string when its size already says.
-        if query.len() > QUERY_MAX_CHARS && query.chars().nth(QUERY_MAX_CHARS).is_some() {
-            return Err(QueryError::TooLong { max: QUERY_MAX_CHARS });
-        }
-        self.query_words(query)
+        self.query_words(super::cut(query).text)
     }
 
     /// Every posting of `words` added up: each document's score, and the documents met

@@ -3,6 +3,7 @@
 //! tokenizer, a sentence vector from the model, both compiled in ([`super::embed`]).
 //! No I/O: the catalogue caches vectors on disk and decides when to compute them.
 
+use std::borrow::Cow;
 use std::fmt;
 
 pub use toolgate_minilm::DIM;
@@ -87,20 +88,126 @@ impl Vector {
     }
 }
 
-/// The texts of a tool that are embedded, one vector each: its description (its name when
-/// it has none) and each phrasing. A tool is as close to a query as its closest text.
-/// Names and tags are left to the lexical ranker: on eval/metatool the description alone
-/// beat `name: description` on both halves (0.7235 vs 0.7196, 0.7174 vs 0.7151).
-pub fn texts(tool: &dyn Indexable) -> Vec<&str> {
-    let main = if tool.description().trim().is_empty() {
-        tool.name()
-    } else {
-        tool.description()
-    };
-    std::iter::once(main)
-        .chain(tool.phrasings().iter().map(String::as_str))
+/// What a tool's main embedded text holds besides its description. A tool's name and its
+/// parameters' names carry the meaning of terse tools (`get_stock_info(symbol)`); MetaTool's
+/// prose descriptions need neither. Chosen on several datasets of different styles by a
+/// rule fixed before measuring: docs/decisions/search-ranking.md, reproduced by `cargo
+/// bench --bench ranking`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recipe {
+    /// The description alone (the name when there is none).
+    Description,
+    /// `name words: description`.
+    NameDescription,
+    /// `description Parameters: a, b.`
+    DescriptionParameters,
+    /// `name words: description Parameters: a, b.`
+    NameDescriptionParameters,
+}
+
+impl Recipe {
+    /// Every recipe, for the bench that chooses among them.
+    pub const ALL: [Recipe; 4] = [
+        Recipe::Description,
+        Recipe::NameDescription,
+        Recipe::DescriptionParameters,
+        Recipe::NameDescriptionParameters,
+    ];
+
+    /// Its name in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Recipe::Description => "description",
+            Recipe::NameDescription => "name + description",
+            Recipe::DescriptionParameters => "description + parameters",
+            Recipe::NameDescriptionParameters => "name + description + parameters",
+        }
+    }
+
+    fn has_name(self) -> bool {
+        matches!(self, Recipe::NameDescription | Recipe::NameDescriptionParameters)
+    }
+
+    fn has_parameters(self) -> bool {
+        matches!(self, Recipe::DescriptionParameters | Recipe::NameDescriptionParameters)
+    }
+}
+
+/// The recipe the server embeds tools by.
+pub const RECIPE: Recipe = Recipe::NameDescriptionParameters;
+
+/// The texts of a tool that are embedded, one vector each: its main text by [`RECIPE`] and
+/// each phrasing. A tool is as close to a query as its closest text.
+pub fn texts(tool: &dyn Indexable) -> Vec<Cow<'_, str>> {
+    texts_by(tool, RECIPE)
+}
+
+/// The texts of a tool that `recipe` embeds: its main text, then each phrasing (blank
+/// ones left out).
+pub fn texts_by(tool: &dyn Indexable, recipe: Recipe) -> Vec<Cow<'_, str>> {
+    std::iter::once(main_text(tool, recipe))
+        .chain(tool.phrasings().iter().map(|p| Cow::Borrowed(p.as_str())))
         .filter(|t| !t.trim().is_empty())
         .collect()
+}
+
+/// A tool's main text by `recipe`. The name is the tool's name, else its slug, split into
+/// words; a description that is empty leaves the name alone (as every recipe does).
+fn main_text(tool: &dyn Indexable, recipe: Recipe) -> Cow<'_, str> {
+    let description = tool.description().trim();
+    let name = if tool.name().trim().is_empty() {
+        tool.slug()
+    } else {
+        tool.name()
+    };
+    if description.is_empty() {
+        return Cow::Owned(words(name));
+    }
+    if !recipe.has_name() && !recipe.has_parameters() {
+        return Cow::Borrowed(tool.description());
+    }
+    let mut text = String::with_capacity(description.len() + 64);
+    if recipe.has_name() {
+        text.push_str(&words(name));
+        text.push_str(": ");
+    }
+    text.push_str(description);
+    if recipe.has_parameters() {
+        let mut names = Vec::new();
+        tool.params(&mut |name, _| names.push(words(name)));
+        names.retain(|n| !n.is_empty());
+        if !names.is_empty() {
+            text.push_str(" Parameters: ");
+            text.push_str(&names.join(", "));
+            text.push('.');
+        }
+    }
+    Cow::Owned(text)
+}
+
+/// An identifier as words: split on every character that is not a letter or digit and
+/// where a lower-case letter or digit meets a capital (`get_stock_info`, `getStockInfo`,
+/// `math.factorial` → "get stock info", "get Stock Info", "math factorial"). The model
+/// reads case-folded text, so case is left as it is.
+pub fn words(identifier: &str) -> String {
+    let mut out = String::with_capacity(identifier.len() + 8);
+    let mut previous: Option<char> = None;
+    for c in identifier.chars() {
+        if !c.is_alphanumeric() {
+            previous = None;
+            continue;
+        }
+        let boundary = match previous {
+            None => !out.is_empty(),
+            Some(p) => (p.is_lowercase() || p.is_ascii_digit()) && c.is_uppercase(),
+        };
+        if boundary {
+            out.push(' ');
+        }
+        out.push(c);
+        previous = Some(c);
+    }
+    out
 }
 
 /// A tool's closeness to `query`: the best of its vectors (-1 with none).
@@ -156,6 +263,7 @@ impl Embedder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::Document;
     use crate::search::testutil::doc;
 
     fn unit(seed: u32) -> [f32; DIM] {
@@ -200,13 +308,61 @@ mod tests {
     fn a_tool_embeds_its_description_and_phrasings_and_is_as_close_as_the_best() {
         let mut d = doc("env-validator", "Env validator", "Checks a .env file.", &["dotenv"]);
         d.phrasings = vec!["check my dotenv".into(), " ".into()];
-        assert_eq!(texts(&d), vec!["Checks a .env file.", "check my dotenv"]);
+        assert_eq!(
+            texts_by(&d, Recipe::Description),
+            vec!["Checks a .env file.", "check my dotenv"]
+        );
         d.description.clear();
-        assert_eq!(texts(&d)[0], "Env validator");
+        assert_eq!(texts_by(&d, Recipe::Description)[0], "Env validator");
         let q = unit(5);
         let near = Vector::quantise(&q);
         let far = Vector::quantise(&unit(6));
         assert!((closeness(&[far.clone(), near], &q) - 1.0).abs() < 0.01);
         assert_eq!(closeness(&[], &q), -1.0);
+    }
+
+    #[test]
+    fn identifiers_are_split_into_words() {
+        for (id, want) in [
+            ("get_current_stock_price", "get current stock price"),
+            ("convertToPdf", "convert To Pdf"),
+            ("math.factorial", "math factorial"),
+            ("env-validator", "env validator"),
+            ("ABCmouse", "ABCmouse"),
+            ("AbleStyle", "Able Style"),
+            ("sha256Digest", "sha256 Digest"),
+            ("__x__", "x"),
+            ("", ""),
+        ] {
+            assert_eq!(words(id), want, "{id}");
+        }
+    }
+
+    #[test]
+    fn each_recipe_writes_the_main_text_it_names() {
+        let mut d = doc("get-stock-info", "get_stock_info", "Returns a stock's price.", &[]);
+        d.params = vec![("symbol".into(), "Ticker.".into()), ("startDate".into(), String::new())];
+        let main = |d: &Document, r| texts_by(d, r)[0].clone().into_owned();
+        assert_eq!(main(&d, Recipe::Description), "Returns a stock's price.");
+        assert_eq!(
+            main(&d, Recipe::NameDescription),
+            "get stock info: Returns a stock's price."
+        );
+        assert_eq!(
+            main(&d, Recipe::DescriptionParameters),
+            "Returns a stock's price. Parameters: symbol, start Date."
+        );
+        assert_eq!(
+            main(&d, Recipe::NameDescriptionParameters),
+            "get stock info: Returns a stock's price. Parameters: symbol, start Date."
+        );
+        d.params.clear();
+        assert_eq!(
+            main(&d, Recipe::NameDescriptionParameters),
+            "get stock info: Returns a stock's price."
+        );
+        d.description.clear();
+        d.name.clear();
+        assert_eq!(main(&d, Recipe::NameDescriptionParameters), "get stock info");
     }
 }

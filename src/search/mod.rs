@@ -11,6 +11,7 @@ mod document;
 pub mod eval;
 mod index;
 pub mod meaning;
+mod query;
 #[cfg(test)]
 mod testutil;
 pub mod tokenize;
@@ -18,4 +19,5 @@ mod typo;
 
 pub use budget::{Budget, OverBudget};
 pub use document::{Document, Indexable};
-pub use index::{Field, Hit, Index, MEANING_FLOOR, QueryError, Tuning, W_LEXICAL};
+pub use index::{FUSION, Field, Fusion, Hit, Index, Norm, QueryError, Tuning};
+pub use query::{Cut, cut};

@@ -1,53 +1,89 @@
 //! The hybrid ranking: each document's lexical score fused with how close it is in meaning
 //! to the query (the cosine of sentence embeddings, which the caller computes: the index
-//! holds words, not vectors).
+//! holds words, not vectors). [`FUSION`] is what the server ranks by; [`Fusion`] names the
+//! others a bench compares it with.
 
 use super::{Hit, Index, QueryError};
 
-/// Share of the fused score the lexical ranker earns; the rest is meaning. Both scores are
-/// standardised over the catalogue first (z-scores). Chosen on half A of eval/metatool and
-/// checked on the held-out half B (README "Search quality"): B 0.718 against 0.717 for the
-/// same weight search over min-max normalised scores (whose best weight was 0.20) and 0.587
-/// for the lexical ranker alone; z-scores let one outlier (a tool whose name is the query)
-/// stretch the scale less than min-max does.
-pub const W_LEXICAL: f32 = 0.18;
+/// How scores are put on one scale before they are added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Norm {
+    /// Standardised over the catalogue: how many standard deviations above the mean.
+    ZScore,
+    /// Scaled to 0–1 between the catalogue's lowest and highest score.
+    MinMax,
+    /// Reciprocal rank, `1 / (60 + rank)`; a tool no word matched has no lexical rank (0).
+    Rank,
+}
 
-/// Least cosine at which closeness in meaning alone puts a document in the answer (and in
-/// its `matched`): below it a tool no word matched is noise, not a result (MiniLM's
-/// cosine of unrelated short texts sits around 0 to 0.15). On eval/metatool it costs
-/// nDCG@10 0.0004 against no floor; 0.20 would cost 0.0016.
-pub const MEANING_FLOOR: f32 = 0.15;
+impl Norm {
+    /// Every normalisation, for the bench that chooses among them.
+    pub const ALL: [Norm; 3] = [Norm::ZScore, Norm::MinMax, Norm::Rank];
+
+    /// Its name in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Norm::ZScore => "z-score",
+            Norm::MinMax => "min-max",
+            Norm::Rank => "reciprocal rank",
+        }
+    }
+}
+
+/// How the hybrid ranker fuses a tool's lexical score with its closeness in meaning.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fusion {
+    /// How both scores are normalised.
+    pub norm: Norm,
+    /// Share of the fused score the lexical ranker earns; the rest is meaning.
+    pub w_lexical: f32,
+    /// Least cosine at which closeness in meaning alone puts a tool in the answer (and in
+    /// its `matched`); `None`: every tool may enter. Below it a tool no word matched is
+    /// noise, not a result (MiniLM's cosine of unrelated short texts sits around 0–0.15).
+    pub floor: Option<f32>,
+}
+
+/// The fusion the server ranks by. Chosen on several datasets of different styles by a
+/// rule fixed before measuring (docs/decisions/search-ranking.md; `cargo bench --bench
+/// ranking` reproduces the tables and checks that this is the rule's choice).
+pub const FUSION: Fusion = Fusion {
+    norm: Norm::ZScore,
+    w_lexical: 0.25,
+    floor: Some(0.15),
+};
 
 impl Index {
-    /// The best `limit` documents for `query` by `W_LEXICAL · z(lexical) + (1 − W_LEXICAL)
-    /// · z(cosine)`, each standardised over every document, best first, ties by slug.
-    /// `cosine[d]` is document `d`'s closeness in meaning to the query. A document is in
-    /// the answer when a word matched it or its cosine reaches [`MEANING_FLOOR`]. A query
-    /// the lexical ranker refuses (empty, only stop words, too long) is refused alike: a
-    /// vector of "can you do it" ranks noise. With `cosine` of the wrong length (no
-    /// vectors), this is [`Index::search`].
+    /// The best `limit` documents for `query` by [`FUSION`]: see [`Index::search_fused_by`].
     pub fn search_fused(&self, query: &str, cosine: &[f32], limit: usize) -> Result<Vec<Hit>, QueryError> {
+        self.search_fused_by(query, cosine, limit, &FUSION)
+    }
+
+    /// The best `limit` documents for `query` by `w · norm(lexical) + (1 − w) ·
+    /// norm(cosine)`, each normalised over every document, best first, ties by slug.
+    /// `cosine[d]` is document `d`'s closeness in meaning to the query. A document is in
+    /// the answer when a word matched it or its cosine reaches the floor. A query the
+    /// lexical ranker refuses (empty, only stop words) is refused alike: a vector of "can
+    /// you do it" ranks noise. With `cosine` of the wrong length (no vectors), this is
+    /// [`Index::search`].
+    pub fn search_fused_by(
+        &self,
+        query: &str,
+        cosine: &[f32],
+        limit: usize,
+        fusion: &Fusion,
+    ) -> Result<Vec<Hit>, QueryError> {
         if cosine.len() != self.len() {
             return self.search(query, limit);
         }
         let scored = self.score(query)?;
-        let lexical = Spread::of(&scored.total);
-        let meaning = Spread::of(cosine);
-        let mut ranked: Vec<(f32, u32)> = scored
-            .total
-            .iter()
-            .zip(cosine)
-            .zip(0u32..)
-            .filter(|((l, c), _)| **l > 0.0 || **c >= MEANING_FLOOR)
-            .map(|((l, c), d)| (W_LEXICAL * lexical.z(*l) + (1.0 - W_LEXICAL) * meaning.z(*c), d))
-            .collect();
-        self.top(&mut ranked, limit);
+        let ranked = self.rank_fused(&scored.total, cosine, fusion, limit);
+        let shown = fusion.floor.unwrap_or(MEANING_SHOWN);
         Ok(ranked
             .into_iter()
             .map(|(score, doc)| {
                 let mut matched = self.explain(doc, &scored.words);
                 let c = cosine[doc as usize];
-                if c >= MEANING_FLOOR {
+                if c >= shown {
                     matched.push(format!("meaning ({c:.2})"));
                 }
                 Hit {
@@ -57,6 +93,68 @@ impl Index {
                 }
             })
             .collect())
+    }
+
+    /// The best `limit` of (fused score, document) for every document's `lexical` score
+    /// and `cosine`, by `fusion`, best first, ties by slug: the ranking
+    /// [`Index::search_fused_by`] explains, for benches that weigh fusions over scores
+    /// computed once. Both slices hold one score per document.
+    pub fn rank_fused(&self, lexical: &[f32], cosine: &[f32], fusion: &Fusion, limit: usize) -> Vec<(f32, u32)> {
+        let floor = fusion.floor.unwrap_or(f32::NEG_INFINITY);
+        let w = fusion.w_lexical;
+        let (l, c) = (
+            normalise(lexical, fusion.norm, true),
+            normalise(cosine, fusion.norm, false),
+        );
+        let mut ranked: Vec<(f32, u32)> = lexical
+            .iter()
+            .zip(cosine)
+            .zip(l.iter().zip(&c))
+            .zip(0u32..)
+            .filter(|((raw, _), _)| *raw.0 > 0.0 || *raw.1 >= floor)
+            .map(|((_, (l, c)), d)| (w * l + (1.0 - w) * c, d))
+            .collect();
+        self.top(&mut ranked, limit);
+        ranked
+    }
+}
+
+/// Least cosine `matched` shows as `meaning (0.48)` when the fusion has no floor (with one,
+/// the floor): below it closeness is no reason to name.
+const MEANING_SHOWN: f32 = 0.15;
+
+/// `scores` on the scale `norm` puts them. `sparse`: a zero is no match (lexical scores),
+/// which a rank never goes to.
+fn normalise(scores: &[f32], norm: Norm, sparse: bool) -> Vec<f32> {
+    match norm {
+        Norm::ZScore => {
+            let spread = Spread::of(scores);
+            scores.iter().map(|&s| spread.z(s)).collect()
+        }
+        Norm::MinMax => {
+            let (lo, hi) = scores.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &s| {
+                (lo.min(s), hi.max(s))
+            });
+            let range = hi - lo;
+            scores
+                .iter()
+                .map(|&s| if range > 0.0 { (s - lo) / range } else { 0.0 })
+                .collect()
+        }
+        Norm::Rank => {
+            /// The constant of reciprocal rank fusion.
+            const K: f32 = 60.0;
+            let mut order: Vec<u32> = (0..scores.len() as u32)
+                .filter(|&d| !sparse || scores[d as usize] > 0.0)
+                .collect();
+            // Ties by position: the same scores give the same ranks everywhere.
+            order.sort_by(|&a, &b| scores[b as usize].total_cmp(&scores[a as usize]).then(a.cmp(&b)));
+            let mut out = vec![0f32; scores.len()];
+            for (rank, d) in order.into_iter().enumerate() {
+                out[d as usize] = 1.0 / (K + 1.0 + rank as f32);
+            }
+            out
+        }
     }
 }
 
@@ -126,11 +224,19 @@ mod tests {
         assert_eq!(Spread::of(&[]).z(1.0), 0.0);
     }
 
+    /// The fusion these tests pin: z-scores, lexical weight 0.18, floor 0.15.
+    const Z: Fusion = Fusion {
+        norm: Norm::ZScore,
+        w_lexical: 0.18,
+        floor: Some(0.15),
+    };
+    const W_LEXICAL: f32 = Z.w_lexical;
+
     #[test]
     fn fusion_weights_the_normalised_scores() {
         let index = index();
         // "digest" matches hash-digest only: lexical 1 there, 0 elsewhere.
-        let hits = index.search_fused("digest", &[0.9, 0.5, 0.1], 3).unwrap();
+        let hits = index.search_fused_by("digest", &[0.9, 0.5, 0.1], 3, &Z).unwrap();
         let score = |slug: &str| {
             let d = ["env-validator", "hash-digest", "uuid-tool"]
                 .iter()
@@ -154,7 +260,7 @@ mod tests {
     fn equal_fused_scores_rank_by_slug() {
         let index = index();
         // No word matches anything: meaning alone, two tools tied.
-        let hits = index.search_fused("zebra", &[0.3, 0.7, 0.7], 3).unwrap();
+        let hits = index.search_fused_by("zebra", &[0.3, 0.7, 0.7], 3, &Z).unwrap();
         let order: Vec<usize> = hits.iter().map(|h| h.doc).collect();
         assert_eq!(order, vec![1, 2, 0]);
         assert_eq!(hits[0].score, hits[1].score);
@@ -162,6 +268,36 @@ mod tests {
             index.search_fused("can you please", &[0.3, 0.7, 0.7], 3),
             Err(QueryError::OnlyStopWords)
         );
+    }
+
+    #[test]
+    fn min_max_and_rank_normalise_as_documented_and_no_floor_admits_every_tool() {
+        let minmax = normalise(&[2.0, 4.0, 3.0], Norm::MinMax, false);
+        assert_eq!(minmax, vec![0.0, 1.0, 0.5]);
+        assert_eq!(normalise(&[5.0, 5.0], Norm::MinMax, false), vec![0.0, 0.0]);
+        // Ranks 1, 2, 3 → 1/61, 1/62, 1/63; a lexical zero has no rank; ties by position.
+        let rank = normalise(&[0.2, 0.9, 0.0], Norm::Rank, true);
+        assert_eq!(rank, vec![1.0 / 62.0, 1.0 / 61.0, 0.0]);
+        let rank = normalise(&[0.5, 0.5, 0.1], Norm::Rank, false);
+        assert_eq!(rank, vec![1.0 / 61.0, 1.0 / 62.0, 1.0 / 63.0]);
+
+        let index = index();
+        let open = Fusion {
+            norm: Norm::MinMax,
+            w_lexical: 0.25,
+            floor: None,
+        };
+        // Lexical [0, x, 0] → [0, 1, 0]; cosine [0.9, 0.5, 0.1] → [1, 0.5, 0]: env 0.75,
+        // hash 0.25 + 0.375 = 0.625, uuid 0 — in the answer: no floor.
+        let hits = index.search_fused_by("digest", &[0.9, 0.5, 0.1], 3, &open).unwrap();
+        let got: Vec<usize> = hits.iter().map(|h| h.doc).collect();
+        assert_eq!(got, vec![0, 1, 2]);
+        for (hit, want) in hits.iter().zip([0.75, 0.625, 0.0]) {
+            assert!((hit.score - want).abs() < 1e-6, "{hit:?}");
+        }
+        // Without a floor, `matched` names meaning from MEANING_SHOWN up.
+        assert_eq!(hits[0].matched, vec!["meaning (0.90)".to_owned()]);
+        assert!(hits[2].matched.is_empty(), "{:?}", hits[2]);
     }
 
     #[test]

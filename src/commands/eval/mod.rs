@@ -1,11 +1,15 @@
 //! `toolgate catalogue eval`: how findable a catalogue's tools are, measured with the
-//! same ranker the server uses.
+//! same rankers the server uses (a query cut as the server cuts it, embedded as the server
+//! embeds it), one catalogue or several datasets side by side (`datasets.rs`).
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use crate::catalogue::{Meaning, Ranker, Snapshot};
 use crate::search::eval::{Accumulator, BadLine, Summary, parse};
+use crate::search::{self, meaning::DIM};
+
+pub mod datasets;
 
 /// How one ranker placed a query's tools, for `--show-misses`.
 #[derive(Debug, Clone)]
@@ -56,17 +60,22 @@ pub struct Report {
     pub elapsed: Vec<Duration>,
 }
 
-/// Runs every query of `text` (JSONL) against `snapshot`, with the lexical ranker and,
-/// when `meaning` is given (the snapshot's vectors ready), the hybrid one. `progress` is
-/// called after each query with (done, total).
+/// Runs every `every`-th query of `text` (JSONL; 1: every query) against `snapshot`, with
+/// the lexical ranker and, when `meaning` is given (the snapshot's vectors ready), the
+/// hybrid one. `progress` is called after each query with (done, total).
 pub fn run(
     snapshot: &Snapshot,
     meaning: Option<&Meaning>,
     text: &str,
+    every: usize,
     show_misses: usize,
     mut progress: impl FnMut(usize, usize),
 ) -> Report {
     let (queries, bad_lines) = parse(text);
+    let queries: Vec<_> = queries.into_iter().step_by(every.max(1)).collect();
+    // Each query as the server searches it: its start, embedded once.
+    let cut: Vec<&str> = queries.iter().map(|(_, q)| search::cut(&q.query).text).collect();
+    let vectors: Option<Vec<[f32; DIM]>> = meaning.and_then(|m| m.queries(&cut));
     let mut unknown_slugs = Vec::new();
     for (line, q) in &queries {
         for slug in &q.relevant {
@@ -75,7 +84,7 @@ pub fn run(
             }
         }
     }
-    let rankers: Vec<Ranker> = match meaning {
+    let rankers: Vec<Ranker> = match vectors {
         Some(_) => vec![Ranker::Lexical, Ranker::Hybrid],
         None => vec![Ranker::Lexical],
     };
@@ -86,12 +95,9 @@ pub fn run(
         let mut placed = Vec::with_capacity(rankers.len());
         for (i, ranker) in rankers.iter().enumerate() {
             let start = Instant::now();
-            let hits = match (ranker, meaning) {
-                (Ranker::Hybrid, Some(m)) => match m.query(&q.query) {
-                    Some(v) => snapshot.search_by_meaning(&q.query, &v, 10),
-                    None => snapshot.search(&q.query, 10),
-                },
-                _ => snapshot.search(&q.query, 10),
+            let hits = match (ranker, &vectors) {
+                (Ranker::Hybrid, Some(v)) => snapshot.search_by_meaning(cut[done], &v[done], 10),
+                _ => snapshot.search(cut[done], 10),
             };
             elapsed[i] += start.elapsed();
             let ranked: Vec<&str> = hits
@@ -139,6 +145,11 @@ pub fn run(
 }
 
 impl Report {
+    /// The nDCG@10 `ranker` reached, if it was measured.
+    pub fn ndcg(&self, ranker: Ranker) -> Option<f64> {
+        self.summaries.iter().find(|(r, _)| *r == ranker).map(|(_, s)| s.ndcg10)
+    }
+
     /// The report as people read it: one column per ranker.
     pub fn render(&self, tools: usize) -> String {
         let mut out = String::new();
@@ -158,7 +169,7 @@ impl Report {
             .collect();
         let _ = writeln!(
             out,
-            "{queries} queries over {tools} tools (per query: {})",
+            "{queries} queries over {tools} tools (ranking per query, the query's embedding not included: {})",
             per_query.join(", ")
         );
         let _ = write!(out, "{:<10}", "");
