@@ -696,6 +696,15 @@ pub const HTTP_BODY_MIN_RATE: usize = 8 * 1024;
 /// per HTTP server: what many large bodies at once can cost, whatever their number.
 pub const HTTP_BODIES_BYTES: usize = 256 * 1024 * 1024;
 
+/// Bytes past which a request body is heavy: scanned and parsed one at a time
+/// ([`HTTP_HEAVY_BODIES`]). Parsing is on an async worker (rmcp's); a body of 64 KiB
+/// parses in well under a millisecond, one of 100,000 values in ~15 ms.
+pub const HTTP_HEAVY_BODY_BYTES: usize = 64 * 1024;
+
+/// Heavy bodies scanned and parsed at once, per HTTP server: one, so on two cores the
+/// other worker is always free for everyone else's requests (`cargo bench --bench hostile`).
+pub const HTTP_HEAVY_BODIES: usize = 1;
+
 /// What one JSON value is reckoned to hold once parsed, for that budget: an empty object
 /// in an array measured ~230 bytes (serde_json with ordered maps).
 pub const PARSED_VALUE_BYTES: usize = 256;

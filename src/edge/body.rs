@@ -23,7 +23,10 @@ use http_body_util::BodyExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
-use crate::limits::{HTTP_BODIES_BYTES, HTTP_BODY_MIN_RATE, HTTP_BODY_TIMEOUT, PARSED_VALUE_BYTES};
+use crate::limits::{
+    HTTP_BODIES_BYTES, HTTP_BODY_MIN_RATE, HTTP_BODY_TIMEOUT, HTTP_HEAVY_BODIES, HTTP_HEAVY_BODY_BYTES,
+    PARSED_VALUE_BYTES,
+};
 use crate::message;
 
 /// How one server reads bodies. Cheap to clone; clones share the budget.
@@ -37,6 +40,8 @@ pub struct Bodies {
     /// Answer refusals as JSON-RPC errors (MCP) rather than the API's error body.
     pub jsonrpc: bool,
     budget: Arc<Semaphore>,
+    /// Places for heavy bodies ([`HTTP_HEAVY_BODY_BYTES`]) being scanned and parsed.
+    heavy: Arc<Semaphore>,
 }
 
 impl Bodies {
@@ -48,6 +53,7 @@ impl Bodies {
             grace: HTTP_BODY_TIMEOUT,
             jsonrpc,
             budget: Arc::new(Semaphore::new(HTTP_BODIES_BYTES)),
+            heavy: Arc::new(Semaphore::new(HTTP_HEAVY_BODIES)),
         }
     }
 
@@ -99,6 +105,25 @@ pub async fn limit(State(bodies): State<Bodies>, request: Request, next: Next) -
     let (bytes, mut held) = match read(&bodies, body).await {
         Ok(read) => read,
         Err(answer) => return answer,
+    };
+    // A heavy body is scanned and parsed (by the route, on the async worker that runs
+    // it) one at a time, so the others' requests always find a worker free: twenty
+    // callers sending 100,000-value bodies once held both workers for a second at a time.
+    let _heavy = if bytes.len() > HTTP_HEAVY_BODY_BYTES {
+        let wait = tokio::time::timeout(bodies.grace, bodies.heavy.clone().acquire_owned()).await;
+        match wait {
+            Ok(Ok(permit)) => Some(permit),
+            _ => {
+                crate::metrics::get().edge_refused("body_budget");
+                return bodies.refuse(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "BUSY",
+                    "this server is reading as many large request bodies as it reads at once; retry shortly",
+                );
+            }
+        }
+    } else {
+        None
     };
     let json = parts
         .headers
