@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio_util::sync::CancellationToken;
-use toolgate::exec::Party;
-use toolgate::exec::js::{Js, JsLimits};
+use toolgate::backends::Party;
+use toolgate::backends::js::{Js, JsLimits};
 use toolgate::limits::{FETCH_TIMEOUT, JS_HEAP_BYTES, JS_WALL_CLOCK, OUTPUT_CHARS};
 
 const LIMITS: JsLimits = JsLimits {

@@ -11,17 +11,17 @@ use std::time::Duration;
 
 use crate::access::Rates;
 use crate::access::oauth;
+use crate::backends::Execution;
+use crate::backends::js::FetchAllow;
 use crate::catalogue::source::api_base;
 use crate::catalogue::{SourceSpec, meaning};
 use crate::edge::Connections;
-use crate::exec::Execution;
-use crate::exec::js::FetchAllow;
 use crate::limits::{Limits, VALIDATORS_RANGE};
 use crate::mcp::Advertise;
 
+use crate::backends::upstream;
 use crate::registry::Runtimes;
 use crate::transport::http::HttpSettings;
-use crate::upstream;
 
 /// Everything the settings say, checked.
 #[derive(Debug, Clone)]

@@ -8,12 +8,12 @@
 pub mod access;
 pub mod api;
 pub mod backchannel;
+pub mod backends;
 pub mod catalogue;
 pub mod commands;
 pub mod config;
 pub mod edge;
 pub mod error;
-pub mod exec;
 pub mod gateway;
 pub mod history;
 pub mod limits;
@@ -26,7 +26,6 @@ pub mod sandbox;
 pub mod search;
 pub mod secrets;
 pub mod transport;
-pub mod upstream;
 pub mod validate;
 
 pub use error::{Error, Result};

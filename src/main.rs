@@ -7,15 +7,15 @@ use std::sync::Arc;
 mod cli;
 use cli::{CatalogueCommand, Cli, Command, KeysCommand};
 use toolgate::api::ApiClient;
+use toolgate::backends::Executor;
+use toolgate::backends::upstream::Upstreams;
 use toolgate::catalogue::Store;
 use toolgate::catalogue::{Meaning, SourceSpec};
 use toolgate::config::Config;
-use toolgate::exec::Executor;
 use toolgate::gateway::Gateway;
 use toolgate::limits;
 use toolgate::mcp::Handler;
 use toolgate::registry::Builtins;
-use toolgate::upstream::Upstreams;
 
 /// One glibc malloc arena per core instead of glibc's eight, before any thread starts.
 /// Memory freed by one build (parsing, the index's scratch) stays pinned in whichever of
@@ -39,9 +39,9 @@ fn main() -> ExitCode {
     // setup, no environment read (it has none).
     if std::env::args_os()
         .nth(1)
-        .is_some_and(|a| a == toolgate::exec::js::WORKER_ARG)
+        .is_some_and(|a| a == toolgate::backends::js::WORKER_ARG)
     {
-        return toolgate::exec::js::worker_main();
+        return toolgate::backends::js::worker_main();
     }
     cap_malloc_arenas();
     let (cli, flags) = Cli::parse_with_flags();
@@ -412,7 +412,7 @@ fn gateway(
         (config.limits.cache_ttl, config.limits.validators),
         reserved,
     )?;
-    let locator = toolgate::exec::nyxilum::Locator {
+    let locator = toolgate::backends::nyxilum::Locator {
         node_path: config.nx_node_path.clone(),
         ecosystem_root: config.nx_ecosystem_root.clone(),
     };
@@ -425,7 +425,7 @@ fn gateway(
         ),
     }
     let nyxilum =
-        toolgate::exec::nyxilum::Nyxilum::new(locator).with_concurrent_runs(config.limits.nyx_concurrent_runs);
+        toolgate::backends::nyxilum::Nyxilum::new(locator).with_concurrent_runs(config.limits.nyx_concurrent_runs);
     let worker = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     let exec =
         Executor::new(config.execution, &config.limits, nyxilum, worker).with_fetch_allow(config.fetch_allow.clone());

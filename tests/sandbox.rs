@@ -1,5 +1,5 @@
 //! The process backend and its sandbox, exercised with a real interpreter (python3)
-//! through `toolgate::exec::process` — the same code path NyxilumNode takes. Each layer
+//! through `toolgate::backends::process` — the same code path NyxilumNode takes. Each layer
 //! test first asks the probe: on a kernel that refuses the layer it asserts the refusal is
 //! reported (with a reason) instead of passing silently; where the layer is active it
 //! proves the child is really confined, beside a control run that shows the same program
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
-use toolgate::exec::process::{self, Arg, Confinement, Env, Spec, Workdir};
+use toolgate::backends::process::{self, Arg, Confinement, Env, Spec, Workdir};
 use toolgate::sandbox::{Layer, Rlimits, Sandbox};
 
 /// The system python3 (else the one on PATH): its real executable and the folders it

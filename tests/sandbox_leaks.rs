@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use toolgate::exec::process;
+use toolgate::backends::process;
 use toolgate::sandbox::Sandbox;
 
 use crate::sandbox::{active, active_optional, processes_holding, python_spec, searchable_tempdir};

@@ -231,7 +231,7 @@ fn reserved(config: &Config) -> Result<crate::catalogue::Reserved, String> {
     Ok(match &config.upstreams {
         None => reserved,
         Some(source) => {
-            let (upstreams, _) = crate::upstream::Upstreams::open(
+            let (upstreams, _) = crate::backends::upstream::Upstreams::open(
                 source,
                 config.limits.upstream_ping,
                 config.limits.upstream_first_wait,

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::access::{Principal, Scope};
+use crate::backends::Party;
 use crate::error::Error;
-use crate::exec::Party;
 use crate::history::History;
 
 /// One caller's state: its history, its identity as an owner of REPL sessions, and the

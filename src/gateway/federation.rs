@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Value, json};
 
 use super::run::{Output, Produced};
+use crate::backends::upstream::Upstreams;
 use crate::catalogue::{Federated, Snapshot};
 use crate::error::Error;
 use crate::limits::{INDEX_ENTRIES, SNAPSHOT_BUILD_TIME};
 use crate::search::Budget;
-use crate::upstream::Upstreams;
 
 /// The merged snapshot last built: from which store snapshot and which generation.
 type Merged = (Arc<Snapshot>, u64, Arc<Snapshot>);

@@ -24,13 +24,13 @@ pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error
 
 use crate::access::rate::Place;
 use crate::access::{Limiter, Scope};
+use crate::backends::Executor;
+use crate::backends::upstream::Upstreams;
 use crate::catalogue::{Meaning, Returns, Snapshot, Store};
 use crate::error::Error;
-use crate::exec::Executor;
 use crate::history::{Ended, Finished, Sent, Size};
 use crate::limits::{LARGE_PARAMS_VALUES, Limits};
 use crate::registry::{Builtins, Entry, Kind, grouped};
-use crate::upstream::Upstreams;
 
 /// Who is asking for a tool by name, which decides what the name may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -432,7 +432,7 @@ impl Gateway {
     }
 
     /// The NyxilumNode backend (its REPL sessions are closed when the server ends).
-    pub fn nyxilum(&self) -> &crate::exec::nyxilum::Nyxilum {
+    pub fn nyxilum(&self) -> &crate::backends::nyxilum::Nyxilum {
         self.exec.nyxilum()
     }
 }

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::run::{Output, Produced};
+use crate::backends::Party;
+use crate::backends::nyxilum::{Command, Dev, Evaluated, Nyxilum, verdict};
+use crate::backends::process::Finished;
 use crate::error::Error;
-use crate::exec::Party;
-use crate::exec::nyxilum::{Command, Dev, Evaluated, Nyxilum, verdict};
-use crate::exec::process::Finished;
 use crate::limits;
 use crate::registry::NyxTool;
 

@@ -20,10 +20,10 @@ use super::convert::{direct_result, failure, unknown_tool};
 use super::watch::Watch;
 use super::{extras, meta, page, prompts, resources, tools, upstreams};
 use crate::access::Principal;
+use crate::backends::upstream::Caller as Relay;
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
 use crate::registry::Entry;
-use crate::upstream::Caller as Relay;
 
 /// toolgate's MCP server, for one session: what it holds is shared by every session of
 /// the process (gateway, advertised list) except its [`Caller`] (history, REPL sessions).
@@ -294,7 +294,8 @@ impl ServerHandler for Handler {
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.caller.set_log_level(crate::upstream::rank(request.level));
+        self.caller
+            .set_log_level(crate::backends::upstream::rank(request.level));
         Ok(())
     }
 

@@ -8,9 +8,9 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, ResourceContents};
 use serde_json::json;
 
+use crate::backends::upstream::naming::SEPARATOR;
 use crate::error::Error;
 use crate::gateway::Gateway;
-use crate::upstream::naming::SEPARATOR;
 
 /// The namespace of upstream resources under the resource scheme `name`.
 fn root(name: &str) -> String {

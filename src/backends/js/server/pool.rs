@@ -24,7 +24,7 @@
 //! and the server's fetch buffers hold together never passes it; with every run
 //! reserving the same, that budget and the cap on runs at once make one count of places
 //! (by default min(8, 2,112 MiB / 528 MiB) = 4), shared by the parties runs are made for
-//! under the rule of [`crate::exec::share`]: one principal holds at most half of them, so
+//! under the rule of [`crate::backends::share`]: one principal holds at most half of them, so
 //! two principals cannot hold them all and a third starts at once.
 
 use std::collections::{HashMap, VecDeque};
@@ -40,16 +40,16 @@ use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::client::Worker;
-use super::engine::JsLimits;
 use super::fetch::{Fetched, Fetcher};
-use super::local::Ran;
-use super::output::Captured;
 use super::policy::FetchAllow;
 use super::tell::Notes;
-use super::wire::{Failure, FromWorker, Job, Stop, ToWorker};
 use crate::backchannel::{self, BackChannel};
+use crate::backends::js::output::Captured;
+use crate::backends::js::wire::JsLimits;
+use crate::backends::js::wire::Ran;
+use crate::backends::js::wire::{Failure, FromWorker, Job, Stop, ToWorker};
+use crate::backends::share::{Party, Permit, Pool};
 use crate::error::Error;
-use crate::exec::share::{Party, Permit, Pool};
 use crate::limits::{
     CLIENT_ASKS_IN_FLIGHT, FETCH_BODY_BYTES, FETCH_IN_FLIGHT, FETCH_RUN_BYTES, JS_SPARE_WORKERS, JS_WORKER_RUNS,
     JS_WORKER_STOP_GRACE,

@@ -319,7 +319,7 @@ fn sandboxed_env() -> Env {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::process::Captured;
+    use crate::backends::process::Captured;
     use crate::sandbox::Applied;
 
     fn finished(stdout: &str, exit_code: Option<i32>, timed_out: bool) -> Finished {

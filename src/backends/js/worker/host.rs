@@ -13,9 +13,9 @@ use rquickjs::prelude::Async;
 use rquickjs::{ArrayBuffer, Ctx, Function, Object};
 use tokio::sync::Notify;
 
-use super::fetch::Answer;
-use super::wire::{Failure, Request};
 use crate::backchannel::{Ask, Note};
+use crate::backends::js::wire::Answer;
+use crate::backends::js::wire::{Failure, Request};
 use crate::limits::{CLIENT_NOTE_BYTES, JS_TIMER_MAX};
 
 /// A request's answer, on its way.

@@ -6,9 +6,10 @@
 //! Its deadline, the limit that ended it and its output live in a [`RunState`] the
 //! caller holds too, so the caller can answer without waiting for the engine.
 
+use crate::backends::js::wire::JsLimits;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rquickjs::context::EvalOptions;
 use rquickjs::module::WriteOptions;
@@ -23,25 +24,6 @@ use super::state::{Limit, RunState};
 use super::thrown::{internal, thrown};
 use crate::error::Error;
 use crate::limits::JS_STACK_BYTES;
-
-/// The bounds of one JavaScript run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct JsLimits {
-    /// Heap cap in bytes.
-    pub heap_bytes: usize,
-    /// Wall-clock deadline.
-    pub wall_clock: Duration,
-    /// Characters kept per output stream.
-    pub output_chars: usize,
-    /// Characters of JSON kept of the returned value.
-    pub result_chars: usize,
-    /// Runs at once, across the backend.
-    pub concurrent_runs: usize,
-    /// Heap of all running engines together, in bytes.
-    pub total_heap_bytes: usize,
-    /// Deadline of one `fetch`, body included.
-    pub fetch_timeout: Duration,
-}
 
 /// The console installer, evaluated before anything else.
 const PRELUDE: &str = include_str!("prelude.js");

@@ -12,11 +12,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::engine::JsLimits;
 use super::output::Captured;
 use crate::backchannel::{Ask, Note};
 use crate::error::Error;
 use crate::limits::WORKER_HEADER_BYTES;
+use std::os::fd::RawFd;
 
 /// What a worker is asked to run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -325,6 +325,67 @@ impl<R: AsyncRead + Unpin> Frames<R> {
 
 /// Bytes asked of a pipe at a time when no frame is under way.
 const READ_CHUNK: usize = 16 * 1024;
+
+/// The bounds of one JavaScript run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct JsLimits {
+    /// Heap cap in bytes.
+    pub heap_bytes: usize,
+    /// Wall-clock deadline.
+    pub wall_clock: Duration,
+    /// Characters kept per output stream.
+    pub output_chars: usize,
+    /// Characters of JSON kept of the returned value.
+    pub result_chars: usize,
+    /// Runs at once, across the backend.
+    pub concurrent_runs: usize,
+    /// Heap of all running engines together, in bytes.
+    pub total_heap_bytes: usize,
+    /// Deadline of one `fetch`, body included.
+    pub fetch_timeout: Duration,
+}
+
+/// The first argument that makes `toolgate` a worker.
+pub const WORKER_ARG: &str = "__js-worker";
+
+/// The descriptor the server's stops arrive on: one [`STOP_BYTES`]-byte message per stop,
+/// the run's number (little-endian `u64`) then why (0: deadline, 1: cancelled).
+pub(crate) const CONTROL_FD: RawFd = 3;
+
+/// The length of one stop message.
+pub(crate) const STOP_BYTES: usize = 9;
+
+/// Encodes a stop message.
+pub(crate) fn stop_message(run: u64, why: Stop) -> [u8; STOP_BYTES] {
+    let mut message = [0u8; STOP_BYTES];
+    message[..8].copy_from_slice(&run.to_le_bytes());
+    message[8] = match why {
+        Stop::Deadline => 0,
+        Stop::Cancelled => 1,
+    };
+    message
+}
+
+/// One run's result and output.
+pub(crate) type Ran = (Result<Option<serde_json::Value>, Error>, Captured);
+
+/// A complete answer: its head and its body, read within the cap.
+pub(crate) type Answer = (Head, Vec<u8>);
+
+impl Failure {
+    /// A failure the script sees as a `TypeError`.
+    pub(crate) fn type_error(message: String) -> Failure {
+        Failure::named("TypeError", message)
+    }
+
+    /// A failure the script sees as an error named `name`.
+    pub(crate) fn named(name: &str, message: String) -> Failure {
+        Failure {
+            name: name.to_owned(),
+            message,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::policy::{self, FetchAllow, PolicyResolver, Refused};
-use super::wire::{Failure, Head, Request};
+use crate::backends::js::wire::{Answer, Failure, Head, Request};
 use crate::limits::{FETCH_REDIRECTS, FETCH_RUN_BYTES};
 use crate::registry::grouped;
 
@@ -52,24 +52,6 @@ struct Hop {
     headers: reqwest::header::HeaderMap,
     body: Option<Vec<u8>>,
 }
-
-impl Failure {
-    /// A failure the script sees as a `TypeError`.
-    pub(super) fn type_error(message: String) -> Failure {
-        Failure::named("TypeError", message)
-    }
-
-    /// A failure the script sees as an error named `name`.
-    pub(super) fn named(name: &str, message: String) -> Failure {
-        Failure {
-            name: name.to_owned(),
-            message,
-        }
-    }
-}
-
-/// A complete answer: its head and its body, read within the cap.
-pub(super) type Answer = (Head, Vec<u8>);
 
 /// An answer as the server holds it: with the body's bytes held from the run's fetch
 /// allowance (given back when dropped, once the worker has the body).

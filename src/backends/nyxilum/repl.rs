@@ -22,9 +22,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{ChildStdin, ChildStdout};
 
 use super::{Invocation, RUNTIME};
+use crate::backends::process::{self, Arg, Confinement, Launched, Spec, Workdir, output};
+use crate::backends::share::Party;
 use crate::error::Error;
-use crate::exec::process::{self, Arg, Confinement, Launched, Spec, Workdir, output};
-use crate::exec::share::Party;
 use crate::limits;
 use crate::sandbox::Rlimits;
 
@@ -435,7 +435,7 @@ fn reap_idle(inner: &Inner) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::nyxilum::Locator;
+    use crate::backends::nyxilum::Locator;
 
     fn standin() -> Invocation {
         let locator = Locator {

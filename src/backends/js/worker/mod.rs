@@ -18,9 +18,19 @@
 //! every system call it never makes (`sandbox::seal_worker`: no process, program, socket
 //! or signal to another process). When stdin ends (the server is gone), the process exits.
 
+mod alloc;
+mod bytecode;
+pub(super) mod engine;
+mod host;
+mod local;
+mod program;
+mod state;
+mod thrown;
+pub(super) mod typescript;
+
 use std::collections::HashMap;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, FromRawFd, RawFd};
+use std::os::fd::{AsFd, FromRawFd};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -30,36 +40,16 @@ use tokio::net::unix::pipe;
 use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::engine::JsLimits;
-use super::host::{Asked, Pending, Port};
-use super::local::Local;
-use super::output::Captured;
-use super::state::{Limit, RunState};
-use super::wire::{self, Failure, Frames, FromWorker, Head, Request, Stop, ToWorker};
 use crate::backchannel::{Ask, Note};
+use crate::backends::js::output::Captured;
+use crate::backends::js::wire::{
+    self, CONTROL_FD, Failure, Frames, FromWorker, Head, JsLimits, Request, STOP_BYTES, Stop, ToWorker,
+};
 use crate::error::Error;
 use crate::limits::CLIENT_NOTES_PER_RUN;
-
-/// The first argument that makes `toolgate` a worker.
-pub const WORKER_ARG: &str = "__js-worker";
-
-/// The descriptor the server's stops arrive on: one [`STOP_BYTES`]-byte message per stop,
-/// the run's number (little-endian `u64`) then why (0: deadline, 1: cancelled).
-pub(super) const CONTROL_FD: RawFd = 3;
-
-/// The length of one stop message.
-pub(super) const STOP_BYTES: usize = 9;
-
-/// Encodes a stop message.
-pub(super) fn stop_message(run: u64, why: Stop) -> [u8; STOP_BYTES] {
-    let mut message = [0u8; STOP_BYTES];
-    message[..8].copy_from_slice(&run.to_le_bytes());
-    message[8] = match why {
-        Stop::Deadline => 0,
-        Stop::Cancelled => 1,
-    };
-    message
-}
+use host::{Asked, Pending, Port};
+use local::Local;
+use state::{Limit, RunState};
 
 /// A `fetch` answer on its way to the engine that asked.
 type Reply = (Result<Head, Failure>, Vec<u8>);

@@ -11,10 +11,10 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::engine::JsLimits;
-use super::wire::Stop;
-use super::wire::{self, Frames, FromWorker, ToWorker};
-use super::worker::{CONTROL_FD, WORKER_ARG, stop_message};
+use crate::backends::js::wire::JsLimits;
+use crate::backends::js::wire::Stop;
+use crate::backends::js::wire::{self, Frames, FromWorker, ToWorker};
+use crate::backends::js::wire::{CONTROL_FD, WORKER_ARG, stop_message};
 use crate::error::Error;
 use crate::limits::{
     JS_WORKER_OPEN_FILES, JS_WORKER_OVERHEAD_BYTES, JS_WORKER_RUNS, JS_WORKER_STOP_GRACE, SANDBOX_FILE_SIZE_BYTES,

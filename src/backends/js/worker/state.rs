@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::output::Captured;
+use crate::backends::js::output::Captured;
 use crate::error::Error;
 
 /// "No deadline yet": the engine is waiting for its run.

@@ -8,6 +8,7 @@ pub mod nyxilum;
 mod plan;
 pub mod process;
 pub mod share;
+pub mod upstream;
 
 pub use mode::Execution;
 pub use plan::{Executor, Outcome};

@@ -6,22 +6,20 @@
 //! inside the worker, so even a pathological source costs the worker's time, not the
 //! server's) and runs it.
 
+use crate::backends::js::wire::Ran;
 use std::sync::Arc;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
 use super::bytecode::Scripts;
-use super::engine::{Engine, JsLimits};
+use super::engine::Engine;
 use super::host::Port;
-use super::output::Captured;
 use super::program::{self, Program};
 use super::state::RunState;
-use super::wire::Job;
+use crate::backends::js::wire::Job;
+use crate::backends::js::wire::JsLimits;
 use crate::error::Error;
-
-/// One run's result and output.
-pub(super) type Ran = (Result<Option<serde_json::Value>, Error>, Captured);
 
 /// Runs jobs within `limits`, each in an engine no other job touched.
 pub(super) struct Local {
@@ -95,10 +93,10 @@ impl Local {
 
 #[cfg(test)]
 mod tests {
+    use super::super::host::Pending;
     use super::*;
-    use crate::exec::js::fetch::Answer;
-    use crate::exec::js::host::Pending;
-    use crate::exec::js::wire::{Failure, Request};
+    use crate::backends::js::wire::Answer;
+    use crate::backends::js::wire::{Failure, Request};
     use std::time::Duration;
     use tokio::sync::Notify;
 
@@ -118,7 +116,7 @@ mod tests {
             Ok(())
         }
 
-        fn ask(&self, _: crate::backchannel::Ask, _: serde_json::Value) -> crate::exec::js::host::Asked {
+        fn ask(&self, _: crate::backchannel::Ask, _: serde_json::Value) -> super::super::host::Asked {
             Box::pin(async { Err(Failure::type_error("offline".to_owned())) })
         }
     }
@@ -166,7 +164,7 @@ mod tests {
         let local = local();
         let engine = local.prepare().await.unwrap_or_else(|e| panic!("{e}"));
         let halt = CancellationToken::new();
-        engine.state().stop(crate::exec::js::state::Limit::Cancelled);
+        engine.state().stop(super::super::state::Limit::Cancelled);
         halt.cancel();
         let job = snippet("await new Promise(() => {})");
         let until = Instant::now() + local.limits().wall_clock;

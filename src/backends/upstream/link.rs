@@ -383,11 +383,11 @@ fn environment(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     configured: &[(String, String)],
 ) -> Vec<(OsString, OsString)> {
-    let policy = crate::exec::process::Env {
+    let policy = crate::backends::process::Env {
         pass: ENV_PASS.iter().map(|s| (*s).to_owned()).collect(),
         ..Default::default()
     };
-    let mut vars = crate::exec::process::env::build(parent, &policy, None);
+    let mut vars = crate::backends::process::env::build(parent, &policy, None);
     for (name, value) in configured {
         vars.retain(|(n, _)| n != name.as_str());
         vars.push((name.into(), value.into()));
