@@ -438,66 +438,10 @@ pub const VIOLATIONS_SHOWN: usize = 10;
 /// the group cannot hold the run open).
 pub const PROCESS_DRAIN_GRACE: Duration = Duration::from_millis(500);
 
-/// Default deadline of one NyxilumNode run (`nyxilum_run` and friends, catalogue tools
-/// whose runtime is `nyxilum`): 10 s, as the nyxilum-mcp seed.
-pub const NYX_TIMEOUT: Duration = Duration::from_millis(10_000);
-
-/// The `timeout_ms` a NyxilumNode tool accepts: at least 100 ms, at most 60 s (the seed's
-/// maximum; longer work belongs in a catalogue tool or a build, not an agent's turn).
-pub const NYX_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
-
-/// Bytes kept per output stream of a NyxilumNode process or REPL answer: 32 KiB, so a
-/// loop printing millions of lines cannot fill an agent's context. Cut on a UTF-8
-/// character boundary; the cut is reported.
-pub const NYX_OUTPUT_BYTES: usize = 32 * 1024;
-
-/// Longest NyxilumLang code a `nyxilum_*` call accepts, in characters: a program an
-/// agent writes, not a data file.
-pub const NYX_CODE_CHARS: u64 = 1_000_000;
-
-/// Longest REPL session id accepted (ids are short random tokens; this only bounds junk).
-pub const REPL_SESSION_ID_CHARS: u64 = 128;
-
-/// Longest `section` heading fragment `nyxilum_docs` accepts.
-pub const DOCS_SECTION_CHARS: u64 = 200;
-
-/// The `gc_max_objects` a run accepts (passed as `NX_GC_MAX_OBJECTS`).
-pub const NYX_GC_MAX_OBJECTS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000_000_000;
-
-/// Deadline of `nx --version`: it prints one line, so a slow answer means a broken install.
-pub const NYX_VERSION_TIMEOUT: Duration = Duration::from_millis(5_000);
-
 /// NyxilumNode runs (`nyxilum_run`, `_check`, `_lint`, `_format` and `nyxilum` catalogue
 /// tools) at once, across every client; more wait within their own deadline. Each is a
 /// .NET process of tens of MiB; REPL sessions have their own cap.
 pub const NYX_CONCURRENT_RUNS: usize = 4;
-
-/// Live REPL sessions at once (the seed's cap): each is a process holding memory.
-pub const REPL_SESSIONS: usize = 5;
-
-/// A REPL session unused this long is closed and its folder removed (the seed's 10 min).
-pub const REPL_IDLE: Duration = Duration::from_secs(600);
-
-/// How often idle REPL sessions are looked for.
-pub const REPL_REAP_EVERY: Duration = Duration::from_secs(30);
-
-/// How long a new REPL may take to print its banner and first prompt.
-pub const REPL_START_TIMEOUT: Duration = Duration::from_millis(10_000);
-
-/// CPU seconds a whole REPL session may use over its life (it lives up to the idle
-/// limit between calls, so the per-run CPU limit would be too tight).
-pub const REPL_CPU_SECONDS: u64 = 600;
-
-/// Default and largest deadline of `nyxilum_dev_build` / `nyxilum_dev_test`, in ms: a
-/// .NET build of the language and its test suite take minutes, not seconds.
-pub const DEV_TIMEOUT_MS_DEFAULT: u64 = 300_000;
-
-/// The `timeout_ms` the dev tools accept.
-pub const DEV_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=1_800_000;
-
-/// Bytes kept per output stream of a dev build or test run: build logs are long and the
-/// end (errors, the summary) matters most, so this is larger than a run's cap.
-pub const DEV_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// Extra CPU seconds a sandboxed child gets over its wall-clock deadline before the
 /// kernel kills it (`RLIMIT_CPU`); the wall clock normally stops it first.
@@ -505,7 +449,7 @@ pub const SANDBOX_CPU_SLACK_SECONDS: u64 = 1;
 
 /// Address space of a sandboxed child (`RLIMIT_AS`): 8 GiB. The .NET runtime reserves
 /// far more address space than it touches, so this is generous; the managed heap is
-/// capped separately through [`DOTNET_GC_HEAP_HARD_LIMIT_BYTES`].
+/// capped separately through `DOTNET_GC_HEAP_HARD_LIMIT_BYTES` (`backends::nyxilum::limits`).
 pub const SANDBOX_ADDRESS_SPACE_BYTES: u64 = 8 * 1024 * 1024 * 1024;
 
 /// Largest file a sandboxed child may write (`RLIMIT_FSIZE`): 64 MiB.
@@ -532,7 +476,7 @@ pub const SANDBOX_FOLDER_ENTRIES: u64 = 4_096;
 
 /// Memory a sandboxed run may hold, its tmpfs folder included (`memory.max` of its
 /// cgroup, where cgroups are available): 3 GiB, room for the .NET managed heap cap
-/// ([`DOTNET_GC_HEAP_HARD_LIMIT_BYTES`]) and the runtime around it. The address-space
+/// (`DOTNET_GC_HEAP_HARD_LIMIT_BYTES`) and the runtime around it. The address-space
 /// limit bounds each process; this bounds them together.
 pub const SANDBOX_MEMORY_BYTES: u64 = 3 * 1024 * 1024 * 1024;
 
@@ -545,16 +489,6 @@ pub const SANDBOX_CPU_PERCENT: u64 = 100;
 /// `nobody`/the kernel's overflow id, which owns no file. Root's children would be root
 /// on the host's files and are exempt from `RLIMIT_NPROC`.
 pub const SANDBOX_UNPRIVILEGED_ID: u32 = 65_534;
-
-/// Address range the .NET garbage collector may reserve for its regions, handed to a
-/// .NET runtime child as `DOTNET_GCRegionRange`: 4 GiB. By default the GC reserves far
-/// more (hundreds of GiB of address space), which the address-space limit would refuse.
-pub const DOTNET_GC_REGION_RANGE_BYTES: u64 = 4 * 1024 * 1024 * 1024;
-
-/// Managed heap cap handed to a .NET runtime child as `DOTNET_GCHeapHardLimit`: 2 GiB,
-/// well inside [`SANDBOX_ADDRESS_SPACE_BYTES`], so the GC fails cleanly with an
-/// out-of-memory error before the address-space limit makes allocation fail anywhere.
-pub const DOTNET_GC_HEAP_HARD_LIMIT_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 
 /// Longest line (one JSON-RPC message) read from stdin, in bytes: 8 MiB, room for a
 /// 6 MiB file as base64 and far past any tool call an agent writes (a larger payload
@@ -709,6 +643,19 @@ pub const HTTP_HEAVY_BODIES: usize = 1;
 /// in an array measured ~230 bytes (serde_json with ordered maps).
 pub const PARSED_VALUE_BYTES: usize = 256;
 
+/// `n` with thousands separated by commas, as the descriptions print numbers.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The bounds in force for one server, overridable by configuration.
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -815,11 +762,6 @@ pub const HISTORY_MEASURE_BYTES: usize = 64 * 1024;
 /// (8 runs × 16 requests × 8 MiB once held 693 MB outside it); a body that would pass it
 /// fails its `fetch` with a `TypeError` saying so.
 pub const FETCH_RUN_BYTES: usize = 2 * FETCH_BODY_BYTES;
-
-/// REPL sessions one principal (over HTTP; one MCP session over stdio) may hold at once,
-/// of the [`REPL_SESSIONS`]: two principals together hold four of the five, so a third
-/// still gets one.
-pub const REPL_SESSIONS_PER_PRINCIPAL: usize = 2;
 
 /// The slowest rate at which a JavaScript worker must take in the body of a frame the
 /// server sends it (a `fetch` answer) on top of [`JS_WORKER_STOP_GRACE`], in bytes a

@@ -7,7 +7,8 @@ use std::sync::Arc;
 mod cli;
 use cli::{CatalogueCommand, Cli, Command, KeysCommand};
 use toolgate::api::ApiClient;
-use toolgate::backends::Executor;
+use toolgate::backends::Families;
+use toolgate::backends::js::JsLimits;
 use toolgate::backends::upstream::Upstreams;
 use toolgate::catalogue::Store;
 use toolgate::catalogue::{Meaning, SourceSpec};
@@ -15,7 +16,6 @@ use toolgate::config::Config;
 use toolgate::gateway::Gateway;
 use toolgate::limits;
 use toolgate::mcp::Handler;
-use toolgate::registry::Builtins;
 
 /// One glibc malloc arena per core instead of glibc's eight, before any thread starts.
 /// Memory freed by one build (parsing, the index's scratch) stays pinned in whichever of
@@ -259,7 +259,7 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             };
             // REPL sessions and upstream servers end with the server: their processes
             // and folders go now.
-            gateway.nyxilum().sessions().close_all().await;
+            gateway.end_all().await;
             if let Some(upstreams) = &upstreams {
                 upstreams.close().await;
             }
@@ -403,12 +403,15 @@ fn gateway(
         )?),
         _ => None,
     };
-    let builtins = Builtins::new(config.runtimes, &config.limits);
+    let builtins: Vec<String> = toolgate::backends::declared(config.runtimes, &config.limits)
+        .into_iter()
+        .map(|d| d.definition.name)
+        .collect();
     let namespaces = upstreams.as_ref().map(|u| u.namespaces()).unwrap_or_default();
     let reserved = toolgate::mcp::reserved(&config.name, &builtins, serves_mcp).with_namespaces(namespaces);
     let store = Store::open(
         &config.source,
-        client,
+        client.clone(),
         (config.limits.cache_ttl, config.limits.validators),
         reserved,
     )?;
@@ -427,9 +430,16 @@ fn gateway(
     let nyxilum =
         toolgate::backends::nyxilum::Nyxilum::new(locator).with_concurrent_runs(config.limits.nyx_concurrent_runs);
     let worker = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
-    let exec =
-        Executor::new(config.execution, &config.limits, nyxilum, worker).with_fetch_allow(config.fetch_allow.clone());
-    let mut gateway = Gateway::new(store, exec, builtins, config.limits.clone())
+    let js = toolgate::backends::js::Js::new(JsLimits::from(&config.limits), worker)
+        .with_fetch_allow(config.fetch_allow.clone());
+    let families = Families::new(
+        config.runtimes,
+        config.execution,
+        &config.limits,
+        (Arc::new(js), Arc::new(nyxilum)),
+        client,
+    );
+    let mut gateway = Gateway::new(store, families, config.limits.clone())
         .with_meaning(Arc::new(Meaning::new(config.search.clone())));
     if let Some(limiter) = limiter {
         gateway = gateway.with_limiter(limiter);

@@ -226,7 +226,10 @@ async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>, Vec<
 /// scheme and prompts, and the namespace of each upstream server in its `mcpServers` file
 /// (read, never started).
 fn reserved(config: &Config) -> Result<crate::catalogue::Reserved, String> {
-    let builtins = crate::registry::Builtins::new(config.runtimes, &config.limits);
+    let builtins: Vec<String> = crate::backends::declared(config.runtimes, &config.limits)
+        .into_iter()
+        .map(|d| d.definition.name)
+        .collect();
     let reserved = crate::mcp::reserved(&config.name, &builtins, true);
     Ok(match &config.upstreams {
         None => reserved,

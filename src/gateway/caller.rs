@@ -122,15 +122,6 @@ impl Caller {
         }
     }
 
-    /// Whom the REPL sessions this caller starts count against: its principal over HTTP,
-    /// its session over stdio.
-    pub fn repl_party(&self) -> Party {
-        match &self.principal {
-            Some(p) => Party::named(p.share()),
-            None => Party::named(format!("session:{}", self.owner)),
-        }
-    }
-
     /// Its runs.
     pub fn history(&self) -> &History {
         &self.history

@@ -1,17 +1,13 @@
 //! Upstream MCP servers' tools joined to the catalogue: the snapshot the gateway serves
 //! is the store's with the federated tools added (`Snapshot::with_federated`), built
-//! again only when either changes, on a blocking thread within the snapshot budget. And
-//! the call of an upstream tool, whose answer is kept whole for a direct call.
+//! again only when either changes, on a blocking thread within the snapshot budget. (The
+//! call of an upstream tool is the upstream family's: `backends::upstream::Family`.)
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{Value, json};
-
-use super::run::{Output, Produced};
 use crate::backends::upstream::Upstreams;
-use crate::catalogue::{Federated, Snapshot};
-use crate::error::Error;
+use crate::catalogue::Snapshot;
 use crate::limits::{INDEX_ENTRIES, SNAPSHOT_BUILD_TIME};
 use crate::search::Budget;
 
@@ -72,40 +68,4 @@ impl Federation {
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some((base, generation, merged.clone()));
         merged
     }
-
-    /// Calls an upstream tool: the server's answer whole, and as a run's result its
-    /// `structuredContent` (else `{content}`), or an `EXECUTION_ERROR` carrying its text
-    /// when it says `isError`.
-    pub(super) async fn call(&self, tool: &Federated, params: &Value) -> Produced {
-        let raw = match self.upstreams.call(tool, params).await {
-            Ok(raw) => raw,
-            Err(e) => return Produced::refused(e),
-        };
-        let result = raw
-            .get("structuredContent")
-            .cloned()
-            .unwrap_or_else(|| json!({"content": raw.get("content").cloned().unwrap_or_else(|| json!([]))}));
-        let ended = if raw.get("isError").and_then(Value::as_bool) == Some(true) {
-            Err(Error::Execution {
-                message: text_of(&raw).unwrap_or_else(|| format!("{} answered with isError", tool.server)),
-            })
-        } else {
-            Ok(result)
-        };
-        Produced {
-            passthrough: Some(raw),
-            ..Produced::reached(ended, Output::default())
-        }
-    }
-}
-
-/// The text blocks of an answer's content, joined.
-fn text_of(raw: &Value) -> Option<String> {
-    let texts: Vec<&str> = raw
-        .get("content")?
-        .as_array()?
-        .iter()
-        .filter_map(|c| c.get("text").and_then(Value::as_str))
-        .collect();
-    (!texts.is_empty()).then(|| texts.join("\n"))
 }

@@ -7,9 +7,7 @@
 //! speaks toolgate types only; protocol mapping stays in `mcp` and `operator`.
 
 mod caller;
-mod content;
 mod federation;
-mod nyxilum;
 mod run;
 
 use std::sync::Arc;
@@ -20,17 +18,17 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use caller::Caller;
-pub use run::{Output, Produced, Run, failure_body, failure_fields, snippet_error};
+pub use run::{Run, failure_body, failure_fields, snippet_error};
 
 use crate::access::rate::Place;
 use crate::access::{Limiter, Scope};
-use crate::backends::Executor;
 use crate::backends::upstream::Upstreams;
-use crate::catalogue::{Meaning, Returns, Snapshot, Store};
+use crate::backends::{Answer, Backend, Call, Families};
+use crate::catalogue::{Meaning, Snapshot, Store};
 use crate::error::Error;
 use crate::history::{Ended, Finished, Sent, Size};
 use crate::limits::{LARGE_PARAMS_VALUES, Limits};
-use crate::registry::{Builtins, Entry, Kind, grouped};
+use crate::registry::{Builtins, Entry};
 
 /// Who is asking for a tool by name, which decides what the name may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,15 +44,16 @@ pub enum Reach {
 #[derive(Debug)]
 pub struct Ticket(());
 
-/// The catalogue, the built-in tools and the executor of one server.
+/// The catalogue, the built-in tools and the tool families of one server.
 #[derive(Debug)]
 pub struct Gateway {
     store: Store,
-    exec: Executor,
+    families: Families,
     builtins: Builtins,
     limits: Limits,
-    /// The upstream MCP servers whose tools join the catalogue, when configured.
-    federation: Option<federation::Federation>,
+    /// The upstream MCP servers whose tools join the catalogue, when configured, and
+    /// their family.
+    federation: Option<(federation::Federation, Arc<dyn Backend>)>,
     /// The per-principal run limits of an HTTP server; none over stdio.
     limiter: Option<Arc<Limiter>>,
     /// How searches rank, and the background embedding of each snapshot's tools.
@@ -62,11 +61,13 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// A gateway over `store` and `builtins`, running calls with `exec` within `limits`.
-    pub fn new(store: Store, exec: Executor, builtins: Builtins, limits: Limits) -> Gateway {
+    /// A gateway over `store`, running calls with `families` within `limits` (whose
+    /// runtime families' built-in tools it offers).
+    pub fn new(store: Store, families: Families, limits: Limits) -> Gateway {
+        let builtins = Builtins::new(&families.runtimes, &limits);
         Gateway {
             store,
-            exec,
+            families,
             builtins,
             limits,
             federation: None,
@@ -97,13 +98,14 @@ impl Gateway {
     /// This gateway with the tools of `upstreams` joined to its catalogue (started
     /// separately, with [`Upstreams::start`]).
     pub fn with_upstreams(mut self, upstreams: Arc<Upstreams>) -> Gateway {
-        self.federation = Some(federation::Federation::new(upstreams));
+        let family: Arc<dyn Backend> = Arc::new(crate::backends::upstream::Family::new(upstreams.clone()));
+        self.federation = Some((federation::Federation::new(upstreams), family));
         self
     }
 
     /// The upstream MCP servers, when configured.
     pub fn upstreams(&self) -> Option<&Arc<Upstreams>> {
-        self.federation.as_ref().map(|f| &f.upstreams)
+        self.federation.as_ref().map(|(f, _)| &f.upstreams)
     }
 
     /// The current catalogue snapshot (refreshed when it has expired), with the
@@ -111,7 +113,7 @@ impl Gateway {
     pub async fn snapshot(&self) -> Result<Arc<Snapshot>, Error> {
         let base = self.store.snapshot().await?;
         let snapshot = match &self.federation {
-            Some(f) => f.merge(base).await,
+            Some((f, _)) => f.merge(base).await,
             None => base,
         };
         self.meaning.prepare(&snapshot);
@@ -133,10 +135,30 @@ impl Gateway {
         self.store.prepare().await;
     }
 
-    /// Starts the idle JavaScript workers in the background, so the first call does not
-    /// wait for one. Must be called inside a tokio runtime.
+    /// Readies what the families' first calls would wait for (the idle JavaScript
+    /// workers), in the background. Must be called inside a tokio runtime.
     pub fn prewarm(&self) {
-        self.exec.prewarm();
+        self.families.catalogue.prewarm();
+        for family in &self.families.runtimes {
+            family.prewarm();
+        }
+    }
+
+    /// Frees what MCP session `session` held in every family (its REPL sessions).
+    pub fn end_session(&self, session: u64) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let ends: Vec<_> = self.families.runtimes.iter().map(|f| f.end_session(session)).collect();
+        async move {
+            for end in ends {
+                end.await;
+            }
+        }
+    }
+
+    /// Frees what every session held in every family (the server is ending).
+    pub async fn end_all(&self) {
+        for family in &self.families.runtimes {
+            family.end_all().await;
+        }
     }
 
     /// The limits in force, for descriptions that state them.
@@ -147,6 +169,15 @@ impl Gateway {
     /// The built-in tools this server offers.
     pub fn builtins(&self) -> &Builtins {
         &self.builtins
+    }
+
+    /// The entry of `tool`, a tool of the catalogue `snapshot` (not an upstream's).
+    pub fn catalogue_entry(&self, tool: Arc<crate::catalogue::Tool>, snapshot: Arc<Snapshot>) -> Entry {
+        Entry::Catalogue {
+            tool,
+            snapshot,
+            backend: self.families.catalogue.clone(),
+        }
     }
 
     /// Resolves `wanted`: a built-in by exact name first, then a catalogue tool by exact
@@ -177,9 +208,17 @@ impl Gateway {
             Reach::Meta => snapshot.resolve(wanted)?,
         }
         .clone();
-        Ok(match tool.federated {
-            Some(_) => Entry::Upstream { tool, snapshot },
-            None => Entry::Catalogue { tool, snapshot },
+        Ok(match (&tool.federated, &self.federation) {
+            (Some(_), Some((_, backend))) => Entry::Upstream {
+                tool,
+                snapshot,
+                backend: backend.clone(),
+            },
+            _ => Entry::Catalogue {
+                tool,
+                snapshot,
+                backend: self.families.catalogue.clone(),
+            },
         })
     }
 
@@ -258,7 +297,7 @@ impl Gateway {
             name: entry.name().to_owned(),
             shape: entry.shape(),
             duration: std::time::Duration::ZERO,
-            produced: Produced::refused(error),
+            answer: Answer::refused(error),
         };
         let input = Sent::Refused(Size::Bytes(body_bytes));
         record(caller, entry, &run, SystemTime::now(), input);
@@ -282,16 +321,16 @@ impl Gateway {
             Err(e) => Err(e),
         };
         // Whether the params were read (validated), which decides what history keeps.
-        let (produced, read, params) = match placed {
-            Err(e) => (Produced::refused(e), false, params),
+        let (answer, read, params) = match placed {
+            Err(e) => (Answer::refused(e), false, params),
             Ok(_place) => match validate(entry, params).await {
-                (Err(e), params) => (Produced::refused(e), true, params),
+                (Err(e), params) => (Answer::refused(e), true, params),
                 (Ok(()), params) => {
-                    let produced = tokio::select! {
-                        produced = self.dispatch(caller, entry, &params, cancel) => produced,
-                        () = cancel.cancelled() => Produced::refused(Error::Cancelled),
+                    let answer = tokio::select! {
+                        answer = self.dispatch(caller, entry, &params, cancel) => answer,
+                        () = cancel.cancelled() => Answer::refused(Error::Cancelled),
                     };
-                    (produced, true, params)
+                    (answer, true, params)
                 }
             },
         };
@@ -300,7 +339,7 @@ impl Gateway {
             name: entry.name().to_owned(),
             shape: entry.shape(),
             duration: clock.elapsed(),
-            produced,
+            answer,
         };
         let input = if read {
             Sent::Checked(&params)
@@ -329,81 +368,24 @@ impl Gateway {
         }
     }
 
-    /// The family's call.
-    async fn dispatch(&self, caller: &Caller, entry: &Entry, params: &Value, cancel: &CancellationToken) -> Produced {
-        match entry {
-            Entry::Catalogue { tool, snapshot } => {
-                match self
-                    .exec
-                    .run(
-                        snapshot.origin(),
-                        self.store.api(),
-                        tool,
-                        params.clone(),
-                        (&caller.party(), cancel),
-                    )
-                    .await
-                {
-                    Ok(o) => {
-                        let output = Output {
-                            stdout: o.stdout,
-                            stderr: o.stderr,
-                            truncated: o.truncated,
-                            cap: "its limit".to_owned(),
-                            result_cut: None,
-                        };
-                        if tool.manifest.returns != Returns::Content {
-                            return Produced::reached(Ok(o.result), output);
-                        }
-                        match content::blocks(tool.slug(), &o.result) {
-                            Ok(blocks) => Produced {
-                                content: Some(blocks),
-                                ..Produced::reached(Ok(o.result), output)
-                            },
-                            Err(e) => Produced::reached(Err(e), output),
-                        }
-                    }
-                    Err(e) => Produced::refused(e),
-                }
-            }
-            Entry::Builtin(b) => match b.kind {
-                Kind::Snippet { typescript } => {
-                    let code = params.get("code").and_then(Value::as_str).unwrap_or_default();
-                    let out = self
-                        .exec
-                        .js()
-                        .run_snippet(code, typescript, &caller.party(), cancel)
-                        .await;
-                    let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
-                    let result_cut = out.captured.result_truncated.then_some(self.limits.result_chars);
-                    Produced::reached(
-                        out.outcome.map(|v| v.unwrap_or(Value::Null)),
-                        Output {
-                            stdout: out.captured.stdout.into_text(),
-                            stderr: out.captured.stderr.into_text(),
-                            truncated,
-                            cap: format!("{} characters", grouped(self.limits.output_chars as u64)),
-                            result_cut,
-                        },
-                    )
-                }
-                Kind::Nyxilum(tool) => {
-                    let party = caller.repl_party();
-                    nyxilum::call(self.exec.nyxilum(), (caller.owner(), &party), tool, params).await
-                }
-            },
-            Entry::Upstream { tool, .. } => match (&self.federation, &tool.federated) {
-                (Some(f), Some(federated)) => f.call(federated, params).await,
-                _ => Produced::refused(Error::Internal(format!("{} has no upstream here", tool.slug()))),
-            },
-        }
+    /// The call, made by the entry's family.
+    async fn dispatch(&self, caller: &Caller, entry: &Entry, params: &Value, cancel: &CancellationToken) -> Answer {
+        let party = caller.party();
+        let call = Call {
+            target: entry.target(),
+            params,
+            session: caller.owner(),
+            party: &party,
+            cancel,
+        };
+        entry.backend().call(call).await
     }
 
     /// A check of whether a tool of `snapshot` can run here: `Ok`, else why not (a
     /// runtime that is missing). Reuse one checker for a whole listing. An upstream
     /// tool can always run here; whether its server is up now is [`Gateway::reachable`].
     pub fn availability(&self, snapshot: &Snapshot) -> impl FnMut(&crate::catalogue::Tool) -> Result<(), Error> + '_ {
-        let mut local = self.exec.availability(snapshot.origin());
+        let mut local = self.families.catalogue.availability(snapshot.origin());
         move |tool| match tool.federated {
             Some(_) => Ok(()),
             None => local(tool),
@@ -414,7 +396,7 @@ impl Gateway {
     /// (`UPSTREAM_UNAVAILABLE`, naming it and its last error).
     pub fn reachable(&self, tool: &crate::catalogue::Tool) -> Result<(), Error> {
         match (&self.federation, &tool.federated) {
-            (Some(f), Some(federated)) => f.upstreams.status(federated),
+            (Some((f, _)), Some(federated)) => f.upstreams.status(federated),
             _ => Ok(()),
         }
     }
@@ -429,11 +411,6 @@ impl Gateway {
     /// HTTP catalogue, `None` for local catalogues, which never change.
     pub fn refresh_interval(&self) -> Option<std::time::Duration> {
         self.store.api().map(|_| self.store.ttl())
-    }
-
-    /// The NyxilumNode backend (its REPL sessions are closed when the server ends).
-    pub fn nyxilum(&self) -> &crate::backends::nyxilum::Nyxilum {
-        self.exec.nyxilum()
     }
 }
 
@@ -497,14 +474,6 @@ fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input:
         principal: caller.principal().map(|p| &*p.id),
         request_id: caller.request(),
     });
-    let family = match entry {
-        Entry::Catalogue { .. } => "catalogue",
-        Entry::Upstream { .. } => "upstream",
-        Entry::Builtin(b) => match b.kind {
-            Kind::Snippet { .. } => "javascript",
-            Kind::Nyxilum(_) => "nyxilum",
-        },
-    };
     let code = run.error().map_or("ok", |e| e.code());
-    crate::metrics::get().run(family, code);
+    crate::metrics::get().run(entry.backend().family(), code);
 }

@@ -1,8 +1,8 @@
 //! What a call produced, for every family alike, and its structured body.
 //!
-//! The body is built here, once, from the family's [`Shape`]: the run envelope for
-//! catalogue tools, the JS-VM seed's fields for snippets, the nyxilum-mcp seed's flat
-//! bodies — and the same failure fields (`success:false, error, code, retryable,
+//! The body is built here, once, from the family's [`Answer`] and the entry's [`Shape`]:
+//! the run envelope for catalogue tools, a snippet's fields, flat bodies — and the same
+//! failure fields (`success:false, error, code, retryable,
 //! run_id`) on every one of them, so each advertised output schema admits it.
 
 use std::borrow::Cow;
@@ -10,74 +10,15 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use crate::backends::{Answer, Form};
 use crate::error::Error;
 use crate::registry::Shape;
 
-/// Console or process output captured during a run (empty when there was none).
-#[derive(Debug, Clone, Default)]
-pub struct Output {
-    /// What the code printed on stdout.
-    pub stdout: String,
-    /// What the code printed on stderr.
-    pub stderr: String,
-    /// True if and only if a stream was cut at its cap.
-    pub truncated: bool,
-    /// That cap in words ("262,144 characters"), for the note that says so.
-    pub cap: String,
-    /// The cap, in characters of JSON, at which the returned value was cut, when it was
-    /// (it is then the start of its JSON text).
-    pub result_cut: Option<usize>,
-}
-
-/// What one family's call produced, before the gateway numbers and records it.
-#[derive(Debug)]
-pub struct Produced {
-    /// The result (a catalogue tool's `result`, a snippet's returned value, a flat
-    /// body's own fields as an object), or why it failed.
-    pub ended: Result<Value, Error>,
-    /// Captured output, kept on every path.
-    pub output: Output,
-    /// Flat bodies' fields present on both paths (`exitCode`, `timedOut`, ...).
-    pub fields: Map<String, Value>,
-    /// A flat body's first line of text ("nyxilum_run finished in 0.1 s: exit code 0.").
-    pub headline: String,
-    /// True if and only if the family's own answer format applies: the call reached its
-    /// backend (validation passed and the runtime was there). Otherwise the answer is
-    /// the bare failure.
-    pub reached: bool,
-    /// An upstream server's answer (its `CallToolResult` as JSON), kept whole so a
-    /// direct call gets it as it came.
-    pub passthrough: Option<Value>,
-    /// MCP content blocks a catalogue tool returned (its manifest says `"returns":
-    /// "content"`), checked, so a direct call answers them as they are.
-    pub content: Option<Vec<Value>>,
-}
-
-impl Produced {
-    /// A call that never reached its backend.
-    pub fn refused(e: Error) -> Produced {
-        Produced {
-            ended: Err(e),
-            output: Output::default(),
-            fields: Map::new(),
-            headline: String::new(),
-            reached: false,
-            passthrough: None,
-            content: None,
-        }
-    }
-
-    /// A call that reached its backend and ended `ended`, with no flat fields.
-    pub fn reached(ended: Result<Value, Error>, output: Output) -> Produced {
-        Produced {
-            ended,
-            output,
-            fields: Map::new(),
-            headline: String::new(),
-            reached: true,
-            passthrough: None,
-            content: None,
-        }
+/// An answer's flat fields (empty unless it is a flat body).
+fn fields(answer: &Answer) -> Map<String, Value> {
+    match &answer.form {
+        Form::Flat { fields, .. } => fields.clone(),
+        _ => Map::new(),
     }
 }
 
@@ -92,24 +33,24 @@ pub struct Run {
     pub shape: Shape,
     /// Wall time of the whole call, as the gateway saw it.
     pub duration: Duration,
-    /// What the family produced.
-    pub produced: Produced,
+    /// What the family answered.
+    pub answer: Answer,
 }
 
 impl Run {
     /// Returns true if and only if the call succeeded.
     pub fn is_ok(&self) -> bool {
-        self.produced.ended.is_ok()
+        self.answer.ended.is_ok()
     }
 
     /// The error that ended it, if one did.
     pub fn error(&self) -> Option<&Error> {
-        self.produced.ended.as_ref().err()
+        self.answer.ended.as_ref().err()
     }
 
     /// The structured body (MCP's `structuredContent`, the API's run answer).
     pub fn body(&self) -> Value {
-        let p = &self.produced;
+        let p = &self.answer;
         let mut body = Map::new();
         body.insert("success".into(), json!(p.ended.is_ok()));
         body.extend(match (self.shape, p.reached) {
@@ -130,11 +71,11 @@ impl Run {
     /// the timings, so two identical runs compare identical. Borrowed where it can be: a
     /// result is not copied to be recorded (history reads only as much as it stores).
     pub fn recorded(&self) -> Cow<'_, Value> {
-        let p = &self.produced;
+        let p = &self.answer;
         Cow::Owned(match (&p.ended, self.shape) {
             (Ok(v), Shape::Envelope | Shape::Snippet | Shape::Passthrough) => return Cow::Borrowed(v),
             (Ok(v), Shape::Flat) => {
-                let mut all = p.fields.clone();
+                let mut all = fields(p);
                 if let Value::Object(own) = v {
                     all.extend(own.clone());
                 }
@@ -142,7 +83,7 @@ impl Run {
                 Value::Object(all)
             }
             (Err(e), _) => {
-                let mut all = p.fields.clone();
+                let mut all = fields(p);
                 all.remove("durationMs");
                 all.insert("error".into(), json!(e.to_string()));
                 all.insert("code".into(), json!(e.code()));
@@ -152,7 +93,7 @@ impl Run {
     }
 
     fn envelope(&self) -> Map<String, Value> {
-        let (p, o) = (&self.produced, &self.produced.output);
+        let (p, o) = (&self.answer, &self.answer.output);
         let mut v = Map::new();
         if let Ok(result) = &p.ended {
             v.insert("result".into(), result.clone());
@@ -171,7 +112,7 @@ impl Run {
     }
 
     fn snippet(&self) -> Map<String, Value> {
-        let (p, o) = (&self.produced, &self.produced.output);
+        let (p, o) = (&self.answer, &self.answer.output);
         let result = p.ended.as_ref().cloned().unwrap_or(Value::Null);
         let timed_out = matches!(p.ended, Err(Error::Timeout { .. }));
         let error = p.ended.as_ref().err().map(snippet_error);
@@ -187,8 +128,8 @@ impl Run {
     }
 
     fn flat(&self) -> Map<String, Value> {
-        let p = &self.produced;
-        let mut v = p.fields.clone();
+        let p = &self.answer;
+        let mut v = fields(p);
         if let Ok(Value::Object(own)) = &p.ended {
             v.extend(own.clone());
         }

@@ -89,7 +89,7 @@ pub enum Unscanned {
 impl Unscanned {
     /// Why, in words, for the history entry that keeps no text of the run.
     pub fn describe(self) -> String {
-        let grouped = |n: usize| crate::registry::grouped(n as u64);
+        let grouped = |n: usize| crate::limits::grouped(n as u64);
         let why = match self {
             Unscanned::Items(n) => format!("the input holds more than {} values and keys", grouped(n)),
             Unscanned::KeyBytes(n) => format!("the input's keys hold more than {} bytes", grouped(n)),

@@ -145,7 +145,7 @@ fn render(finished: Vec<Run>) -> CallToolResult {
         .iter()
         .enumerate()
         .map(|(index, run)| {
-            match &run.produced.ended {
+            match &run.answer.ended {
                 Ok(result) => successes.push_str(&format!("#{index} {} ({}): {result}\n", run.name, run.id)),
                 Err(e) => failures.push_str(&format!(
                     "#{index} {} ({}): {} ({}): {e}\n",

@@ -10,8 +10,9 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 
+use crate::backends::{Form, Output};
 use crate::error::Error;
-use crate::gateway::{Output, Run, failure_body, snippet_error};
+use crate::gateway::{Run, failure_body, snippet_error};
 use crate::registry::Shape;
 
 /// An answer: `text` for people, `structured` for programs; `isError` unless `ok`.
@@ -55,7 +56,7 @@ fn truncation_note(text: &mut String, output: &Output) {
     if let Some(cap) = output.result_cut {
         said.push(format!(
             "The returned value was cut at {} characters of JSON; the result is the start of its JSON text.",
-            crate::registry::grouped(cap as u64)
+            crate::limits::grouped(cap as u64)
         ));
     }
     if !said.is_empty() {
@@ -84,17 +85,17 @@ pub(crate) fn run_result(run: &Run) -> CallToolResult {
 /// [`run_result`]. The meta-tool's `run`
 /// keeps the run envelope for every family, so its `run_id` is always there.
 pub(crate) fn direct_result(run: &Run) -> CallToolResult {
-    if let Some(raw) = &run.produced.passthrough
+    if let Form::Passthrough(raw) = &run.answer.form
         && let Ok(result) = serde_json::from_value::<CallToolResult>(raw.clone())
     {
         return result;
     }
-    if let (Some(blocks), true) = (&run.produced.content, run.is_ok())
+    if let (Form::Content(blocks), true) = (&run.answer.form, run.is_ok())
         && let Ok(mut content) = serde_json::from_value::<Vec<ContentBlock>>(Value::Array(blocks.clone()))
     {
         let mut printed = String::new();
-        sections(&mut printed, &run.produced.output);
-        truncation_note(&mut printed, &run.produced.output);
+        sections(&mut printed, &run.answer.output);
+        truncation_note(&mut printed, &run.answer.output);
         if !printed.is_empty() {
             content.push(ContentBlock::text(printed.trim_start_matches('\n').to_owned()));
         }
@@ -108,7 +109,7 @@ pub(crate) fn direct_result(run: &Run) -> CallToolResult {
 /// A run's text. A call that never reached its backend reads as a failure line in every
 /// family; otherwise each family keeps its seed's layout.
 pub(crate) fn run_text(run: &Run) -> String {
-    let p = &run.produced;
+    let p = &run.answer;
     let mut text = match (&p.ended, run.shape, p.reached) {
         (Err(e), _, false) | (Err(e), Shape::Envelope | Shape::Passthrough, true) => failure_line(e),
         (Ok(result), Shape::Envelope | Shape::Passthrough, true) => format!(
@@ -120,7 +121,10 @@ pub(crate) fn run_text(run: &Run) -> String {
         ),
         (Ok(_), _, false) => format!("{} finished (run {}).", run.name, run.id),
         (_, Shape::Snippet, true) => format!("Code execution finished in {:.3} seconds.", run.duration.as_secs_f64()),
-        (_, Shape::Flat, true) => p.headline.clone(),
+        (_, Shape::Flat, true) => match &p.form {
+            Form::Flat { headline, .. } => headline.clone(),
+            _ => String::new(),
+        },
     };
     if p.reached {
         // The JS-VM seed's order: stdout, stderr, result, note, error.
@@ -165,7 +169,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::gateway::Produced;
+    use crate::backends::Answer;
 
     fn run(shape: Shape, ended: Result<Value, Error>) -> Run {
         let output = Output {
@@ -180,7 +184,7 @@ mod tests {
             name: "run_javascript".into(),
             shape,
             duration: Duration::from_millis(3),
-            produced: Produced::reached(ended, output),
+            answer: Answer::reached(ended, output),
         }
     }
 

@@ -20,14 +20,14 @@ use crate::catalogue::{Found, Reserved, Snapshot};
 /// catalogue tool) — with `meta_tool` (an MCP server, which serves the meta-tool under
 /// `name`), that name too. The upstream servers' namespaces are added by whoever knows
 /// them (`Reserved::with_namespaces`).
-pub fn reserved(name: &str, builtins: &crate::registry::Builtins, meta_tool: bool) -> Reserved {
+pub fn reserved(name: &str, builtins: &[String], meta_tool: bool) -> Reserved {
     Reserved {
         schemes: vec![name.to_owned()],
         prompts: super::prompts::NAMES.iter().map(|n| (*n).to_owned()).collect(),
         tools: meta_tool
             .then(|| name.to_owned())
             .into_iter()
-            .chain(builtins.all().iter().map(|b| b.definition.name.clone()))
+            .chain(builtins.iter().cloned())
             .collect(),
         namespaces: Vec::new(),
     }

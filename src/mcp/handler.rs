@@ -16,11 +16,11 @@ use serde_json::Value;
 
 use super::Advertise;
 use super::batch::Progress;
+use super::client::Client;
 use super::convert::{direct_result, failure, unknown_tool};
 use super::watch::Watch;
 use super::{extras, meta, page, prompts, resources, tools, upstreams};
 use crate::access::Principal;
-use crate::backends::upstream::Caller as Relay;
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
 use crate::registry::Entry;
@@ -139,8 +139,7 @@ impl Drop for Ending {
         }
         // Without a runtime (the process is ending) every REPL session is closed anyway.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let (gateway, owner) = (self.gateway.clone(), self.owner);
-            runtime.spawn(async move { gateway.nyxilum().sessions().close_owned(owner).await });
+            runtime.spawn(self.gateway.end_session(self.owner));
         }
     }
 }
@@ -294,8 +293,7 @@ impl ServerHandler for Handler {
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.caller
-            .set_log_level(crate::backends::upstream::rank(request.level));
+        self.caller.set_log_level(super::client::rank(request.level));
         Ok(())
     }
 
@@ -384,14 +382,14 @@ impl ServerHandler for Handler {
                     None,
                 ),
             };
-            // Upstream calls inside act for this client.
-            let relay = Relay::new(
+            // Everything inside (upstream calls, code) reaches this client through it.
+            let client = Client::new(
                 context.peer.clone(),
                 self.caller.owner(),
                 self.caller.log_level(),
                 tool_token,
             );
-            let answer = relay
+            let answer = client
                 .scope(meta::call(
                     &self.gateway,
                     &caller,
@@ -417,13 +415,13 @@ impl ServerHandler for Handler {
                 .observe(&self.gateway, &self.listing, snapshot, &context.peer)
                 .await;
         }
-        let relay = Relay::new(
+        let client = Client::new(
             context.peer.clone(),
             self.caller.owner(),
             self.caller.log_level(),
             token,
         );
-        let run = relay
+        let run = client
             .scope(self.gateway.call(&caller, &entry, Value::Object(args), &context.ct))
             .await;
         self.watch.subscriptions().ran(&self.gateway, &context.peer).await;

@@ -4,6 +4,7 @@
 
 mod advertise;
 mod batch;
+mod client;
 mod convert;
 mod extras;
 mod handler;

@@ -120,7 +120,7 @@ fn guide(gateway: &Gateway, name: &str) -> String {
         "{} MiB heap, {} s, {} characters per output stream",
         limits.js_heap_bytes / (1024 * 1024),
         limits.js_wall_clock.as_secs_f64(),
-        crate::registry::grouped(limits.output_chars as u64)
+        crate::limits::grouped(limits.output_chars as u64)
     );
     let fetch = format!(
         "{} s per request, bodies up to {} MiB",

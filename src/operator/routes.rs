@@ -22,7 +22,6 @@ use crate::error::Error;
 use crate::gateway::{Caller, Gateway};
 use crate::limits::RUN_BODY_BYTES;
 use crate::operator::listing::Listings;
-use crate::registry::Entry;
 use tokio_util::sync::CancellationToken;
 
 /// What every route reads: the gateway and the list answer kept for its snapshot.
@@ -149,10 +148,7 @@ async fn run(
         Ok(found) => found,
         Err(e) => return error(&e),
     };
-    let entry = Entry::Catalogue {
-        tool: snapshot.tools()[i].clone(),
-        snapshot,
-    };
+    let entry = gw.catalogue_entry(snapshot.tools()[i].clone(), snapshot);
     // A client that disconnects drops this future, and with it the run. Each API call is
     // its own caller, acting as the request's principal (whose limits admit the run):
     // nothing of it is kept for another.
@@ -186,8 +182,8 @@ async fn run(
         .call_admitted(&caller, &entry, params.params, Ok(ticket), &CancellationToken::new())
         .await;
     let duration_ms = run.duration.as_millis() as u64;
-    let output = run.produced.output;
-    match run.produced.ended {
+    let output = run.answer.output;
+    match run.answer.ended {
         Ok(result) => Json(RunAnswer {
             success: true,
             result,

@@ -1,84 +1,16 @@
-//! The built-in tools: the runtime families chosen by `TOOLGATE_RUNTIMES`, defined once
-//! from the limits in force, each with its compiled validator.
+//! The built-in tools: those the runtime families offer (`TOOLGATE_RUNTIMES`), declared
+//! once by each family with the limits in force, each with its compiled validator and
+//! the family that runs it.
 
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::{Definition, Shape, envelope, nyxilum, runtimes};
+use super::{Definition, Shape, envelope};
+use crate::backends::Backend;
 use crate::error::Error;
 use crate::limits::Limits;
 use crate::validate::{self, Compiled};
-
-/// The runtime tools exposed (`TOOLGATE_RUNTIMES`). By default, none.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Runtimes {
-    /// `run_javascript` and `run_typescript`.
-    pub js: bool,
-    /// The `nyxilum_*` tools.
-    pub nyxilum: bool,
-}
-
-impl Runtimes {
-    /// Reads a comma- or space-separated list; unknown names come back as notes for
-    /// stderr.
-    pub fn parse(raw: &str) -> (Runtimes, Vec<String>) {
-        let mut runtimes = Runtimes::default();
-        let mut notes = Vec::new();
-        for name in raw
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|n| !n.is_empty())
-        {
-            match name.to_ascii_lowercase().as_str() {
-                "js" | "javascript" => runtimes.js = true,
-                "nyxilum" | "nx" => runtimes.nyxilum = true,
-                other => notes.push(format!(
-                    "TOOLGATE_RUNTIMES: unknown runtime \"{other}\" ignored (known: js, nyxilum)"
-                )),
-            }
-        }
-        (runtimes, notes)
-    }
-}
-
-/// The `nyxilum_*` tools, one variant each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NyxTool {
-    /// `nyxilum_run`.
-    Run,
-    /// `nyxilum_check`.
-    Check,
-    /// `nyxilum_lint`.
-    Lint,
-    /// `nyxilum_format`.
-    Format,
-    /// `nyxilum_version`.
-    Version,
-    /// `nyxilum_docs`.
-    Docs,
-    /// `nyxilum_repl_start`.
-    ReplStart,
-    /// `nyxilum_repl_eval`.
-    ReplEval,
-    /// `nyxilum_repl_stop`.
-    ReplStop,
-    /// `nyxilum_dev_build`.
-    DevBuild,
-    /// `nyxilum_dev_test`.
-    DevTest,
-}
-
-/// What a built-in tool's call runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A JavaScript snippet (`run_javascript`), or with `typescript` a TypeScript one.
-    Snippet {
-        /// Erase types first.
-        typescript: bool,
-    },
-    /// One of the NyxilumNode tools.
-    Nyxilum(NyxTool),
-}
 
 /// One built-in tool.
 #[derive(Debug)]
@@ -88,10 +20,12 @@ pub struct Builtin {
     /// Its input schema, compiled on first use: compiling costs ~1 ms a schema (most of
     /// a cold start with the runtime tools on), and `initialize` should not wait for it.
     validator: OnceLock<Result<Arc<Compiled>, String>>,
-    /// What a call runs.
-    pub kind: Kind,
+    /// How its answers are laid out.
+    pub shape: Shape,
     /// Params worth showing as a ready-to-send call.
     pub examples: Vec<Value>,
+    /// The family that runs it.
+    pub backend: Arc<dyn Backend>,
 }
 
 impl Builtin {
@@ -108,21 +42,6 @@ impl Builtin {
                 ))
             })
     }
-
-    /// How its answers are laid out.
-    pub fn shape(&self) -> Shape {
-        match self.kind {
-            Kind::Snippet { .. } => Shape::Snippet,
-            Kind::Nyxilum(_) => Shape::Flat,
-        }
-    }
-}
-
-/// A built-in before its schema is compiled: what the family modules declare.
-pub(super) struct Declared {
-    pub(super) definition: Definition,
-    pub(super) kind: Kind,
-    pub(super) examples: Vec<Value>,
 }
 
 /// The built-in tools of one server, in listed order.
@@ -132,25 +51,21 @@ pub struct Builtins {
 }
 
 impl Builtins {
-    /// The tools `runtimes` asks for, described with the limits in force.
-    pub fn new(runtimes: Runtimes, limits: &Limits) -> Builtins {
-        let mut declared = Vec::new();
-        if runtimes.js {
-            declared.extend(runtimes::declare(limits));
-        }
-        if runtimes.nyxilum {
-            declared.extend(nyxilum::declare());
-        }
-        let entries = declared
-            .into_iter()
-            .map(|d| {
-                let mut definition = d.definition;
-                definition.output_schema = envelope::admit_failures(definition.output_schema);
-                Arc::new(Builtin {
-                    definition,
-                    validator: OnceLock::new(),
-                    kind: d.kind,
-                    examples: d.examples,
+    /// The tools `families` offer, described with the limits in force.
+    pub fn new(families: &[Arc<dyn Backend>], limits: &Limits) -> Builtins {
+        let entries = families
+            .iter()
+            .flat_map(|family| {
+                family.declare(limits).into_iter().map(|d| {
+                    let mut definition = d.definition;
+                    definition.output_schema = envelope::admit_failures(definition.output_schema);
+                    Arc::new(Builtin {
+                        definition,
+                        validator: OnceLock::new(),
+                        shape: d.shape,
+                        examples: d.examples,
+                        backend: family.clone(),
+                    })
                 })
             })
             .collect();
@@ -171,25 +86,28 @@ impl Builtins {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::{Runtimes, declared};
 
     #[test]
     fn every_builtin_compiles_and_its_example_validates() {
-        let all = Builtins::new(
+        let all = declared(
             Runtimes {
                 js: true,
                 nyxilum: true,
             },
             &Limits::default(),
         );
-        assert_eq!(all.all().len(), 13);
-        for b in all.all() {
-            jsonschema::validator_for(&b.definition.output_schema).unwrap();
-            for example in &b.examples {
-                assert!(b.validator().unwrap().is_valid(example), "{}", b.definition.name);
+        assert_eq!(all.len(), 13);
+        for d in &all {
+            jsonschema::validator_for(&envelope::admit_failures(d.definition.output_schema.clone())).unwrap();
+            let compiled = validate::compile(&d.definition.input_schema).unwrap();
+            for example in &d.examples {
+                assert!(compiled.is_valid(example), "{}", d.definition.name);
             }
         }
-        assert!(all.get("run_javascript").is_some() && all.get("nyxilum_docs").is_some());
-        assert!(Builtins::new(Runtimes::default(), &Limits::default()).all().is_empty());
+        assert!(all.iter().any(|d| d.definition.name == "run_javascript"));
+        assert!(all.iter().any(|d| d.definition.name == "nyxilum_docs"));
+        assert!(declared(Runtimes::default(), &Limits::default()).is_empty());
     }
 
     #[test]

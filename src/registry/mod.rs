@@ -1,84 +1,51 @@
 //! Every tool the server offers, as one kind of entry: a name, a definition (schemas,
-//! annotations), a compiled input validator and what a call runs.
+//! annotations), a compiled input validator and the family that runs it.
 //!
-//! Catalogue tools come from the snapshot; the built-in families (`run_javascript` /
-//! `run_typescript`, `nyxilum_*`) are built once from the settings. The gateway resolves
-//! a name to an [`Entry`] and runs every entry the same way, so the meta-tool, batch,
-//! history and diff reach every family without knowing which it is. This module knows
-//! nothing of MCP: definitions are plain JSON.
+//! Catalogue tools come from the snapshot; the built-in tools are declared once by their
+//! families (`backends`) from the settings. The gateway resolves a name to an [`Entry`]
+//! and runs every entry the same way — through its family's `Backend` — so the meta-tool,
+//! batch, history and diff reach every family without knowing which it is. This module
+//! knows nothing of MCP: definitions are plain JSON.
 
 mod builtin;
-pub mod envelope;
-mod nyxilum;
-mod runtimes;
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-pub use builtin::{Builtin, Builtins, Kind, NyxTool, Runtimes};
-pub(crate) use runtimes::grouped;
+pub use crate::backends::envelope;
+pub use crate::backends::{Backend, Definition, Runtimes, Shape};
+pub use builtin::{Builtin, Builtins};
 
 use crate::catalogue::manifest::Json;
 use crate::catalogue::{Snapshot, Tool};
 use crate::error::Error;
 use crate::validate::Compiled;
 
-/// How a tool is described to clients: what `tools/list` and the meta-tool's `schema`
-/// show.
-#[derive(Debug, Clone)]
-pub struct Definition {
-    /// Its name (a catalogue tool's slug).
-    pub name: String,
-    /// A short human title.
-    pub title: String,
-    /// What it does, for the model.
-    pub description: String,
-    /// Its input schema.
-    pub input_schema: Value,
-    /// The schema of its whole `structuredContent`, failures admitted; `null` when none
-    /// is advertised (an upstream tool whose server declares none).
-    pub output_schema: Value,
-    /// MCP tool annotations (`readOnlyHint`, `openWorldHint`, `title`, ...).
-    pub annotations: Value,
-}
-
-/// How a run's answer is laid out: the family's own answer format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    /// The run envelope of DESIGN §5: `{success, result, duration_ms, run_id, ...}`.
-    Envelope,
-    /// The JS-VM seed's `{success, stdout, stderr, result, error, duration_ms,
-    /// truncated, timed_out}`.
-    Snippet,
-    /// The nyxilum-mcp seed's flat bodies (`{success, exitCode, ...}`, `{success,
-    /// sessionId}`, ...).
-    Flat,
-    /// An upstream MCP server's own answer, passed on as it came to a direct call (and
-    /// in the run envelope where runs are gathered: batch, history, the API).
-    Passthrough,
-}
-
 /// A resolved tool, ready to validate and run.
 #[derive(Debug, Clone)]
 pub enum Entry {
     /// A catalogue tool, with the snapshot it was resolved from (whose origin decides
-    /// where it runs).
+    /// where it runs) and the family that runs the catalogue's tools.
     Catalogue {
         /// The tool.
         tool: Arc<Tool>,
         /// The snapshot it belongs to.
         snapshot: Arc<Snapshot>,
+        /// The family that runs it.
+        backend: Arc<dyn Backend>,
     },
-    /// A built-in tool.
+    /// A built-in tool (which names its family).
     Builtin(Arc<Builtin>),
     /// An upstream MCP server's tool (its `federated` says which), with the snapshot it
-    /// was resolved from.
+    /// was resolved from and the upstream family.
     Upstream {
         /// The tool.
         tool: Arc<Tool>,
         /// The snapshot it belongs to.
         snapshot: Arc<Snapshot>,
+        /// The family that runs it.
+        backend: Arc<dyn Backend>,
     },
 }
 
@@ -88,6 +55,27 @@ impl Entry {
         match self {
             Entry::Catalogue { tool, .. } | Entry::Upstream { tool, .. } => tool.slug(),
             Entry::Builtin(b) => &b.definition.name,
+        }
+    }
+
+    /// The family that runs it.
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        match self {
+            Entry::Catalogue { backend, .. } | Entry::Upstream { backend, .. } => backend,
+            Entry::Builtin(b) => &b.backend,
+        }
+    }
+
+    /// What its family is asked to run.
+    pub fn target(&self) -> crate::backends::Target<'_> {
+        match self {
+            Entry::Catalogue { tool, snapshot, .. } | Entry::Upstream { tool, snapshot, .. } => {
+                crate::backends::Target::Tool {
+                    tool,
+                    origin: snapshot.origin(),
+                }
+            }
+            Entry::Builtin(b) => crate::backends::Target::Builtin(&b.definition.name),
         }
     }
 
@@ -132,7 +120,7 @@ impl Entry {
         match self {
             Entry::Catalogue { .. } => Shape::Envelope,
             Entry::Upstream { .. } => Shape::Passthrough,
-            Entry::Builtin(b) => b.shape(),
+            Entry::Builtin(b) => b.shape,
         }
     }
 

@@ -12,11 +12,15 @@
 //! - `wire.rs` (and `output.rs`, the captured console): what passes between them — frames,
 //!   messages, the run's limits and the control pipe's stop messages.
 
+mod family;
 pub mod output;
 mod server;
+pub(crate) mod tools;
 mod wire;
 pub mod worker;
 
+pub use family::Family;
+pub(crate) use family::tool_answer;
 pub use server::policy::FetchAllow;
 pub use server::pool::{Js, JsOutput, SnippetOutput};
 pub use wire::{JsLimits, WORKER_ARG};

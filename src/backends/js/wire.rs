@@ -326,6 +326,20 @@ impl<R: AsyncRead + Unpin> Frames<R> {
 /// Bytes asked of a pipe at a time when no frame is under way.
 const READ_CHUNK: usize = 16 * 1024;
 
+impl From<&crate::limits::Limits> for JsLimits {
+    fn from(limits: &crate::limits::Limits) -> JsLimits {
+        JsLimits {
+            heap_bytes: limits.js_heap_bytes,
+            wall_clock: limits.js_wall_clock,
+            output_chars: limits.output_chars,
+            result_chars: limits.result_chars,
+            concurrent_runs: limits.js_concurrent_runs,
+            total_heap_bytes: limits.js_total_heap_bytes,
+            fetch_timeout: limits.fetch_timeout,
+        }
+    }
+}
+
 /// The bounds of one JavaScript run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct JsLimits {

@@ -9,9 +9,13 @@
 //! says where the message is. The dev tools are the one exception to the sandbox: they run
 //! the operator's toolchain on the operator's checkout with no caller text in the command.
 
+mod answer;
 mod docs;
+mod family;
+pub mod limits;
 mod locate;
 mod repl;
+pub(crate) mod tools;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -23,12 +27,12 @@ use tokio::sync::Semaphore;
 use serde_json::Value;
 
 pub use docs::{Guide, Section};
+pub use family::Family;
 pub use locate::{Invocation, Locator, RUNTIME};
 pub use repl::{Evaluated, Sessions};
 
 use super::process::{self, Arg, Confinement, Env, Finished, Spec, Workdir};
 use crate::error::Error;
-use crate::limits;
 use crate::sandbox::Rlimits;
 
 /// What `nx` is asked to do with a file of code.

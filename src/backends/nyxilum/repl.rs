@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{ChildStdin, ChildStdout};
 
+use super::limits;
 use super::{Invocation, RUNTIME};
 use crate::backends::process::{self, Arg, Confinement, Launched, Spec, Workdir, output};
 use crate::backends::share::Party;
 use crate::error::Error;
-use crate::limits;
 use crate::sandbox::Rlimits;
 
 /// What one evaluation produced.

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::child::ChildLines;
 use super::ordered::Ordered;
 use super::oversize::Oversize;
-use super::relay::{Caller, Relay};
+use super::relay::Relay;
 use super::settings::{Server, Transport};
 use crate::error::Error;
 use crate::limits::{
@@ -133,7 +133,7 @@ impl Link {
         let options = PeerRequestOptions::with_timeout(UPSTREAM_CALL_IDLE).reset_timeout_on_progress();
         // Registered before the request leaves, so what the upstream asks of the client
         // while it works finds its caller.
-        let routed = Caller::current().map(|c| self.relay.in_flight.enter(c));
+        let routed = crate::backchannel::current().map(|c| self.relay.in_flight.enter(c));
         let handle = peer
             .send_cancellable_request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), options)
             .await

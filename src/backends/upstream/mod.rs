@@ -9,6 +9,7 @@
 //! of the handler: the calling client reaches it only as a [`Caller`].
 
 mod child;
+mod family;
 mod link;
 pub mod naming;
 mod ordered;
@@ -26,8 +27,8 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
+pub use family::Family;
 pub use link::ENV_PASS;
-pub use relay::{Caller, rank};
 pub use settings::{Filter, Server, Source, Transport};
 
 use self::link::Link;

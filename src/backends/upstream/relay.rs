@@ -14,8 +14,10 @@
 //! metrics) rather than shown to a session it may not belong to. A log message is
 //! attributed when the connection reads it, not when it is passed on.
 //!
-//! The calling client is known through [`Caller`], a task-local the MCP handler sets
-//! around each call; the upstream call registers it here for as long as it runs.
+//! The calling client is the call's back channel (`crate::backchannel`), which the MCP
+//! layer sets around each call; the upstream call registers it here for as long as it
+//! runs, and everything is passed on through it, under the same rules as what code
+//! running in a call sends.
 //!
 //! rmcp marks sampling, roots and logging deprecated (SEP-2577 replaces them in protocol
 //! 2026-07-28), but the servers and clients of every earlier version use them, so they
@@ -23,82 +25,26 @@
 #![allow(deprecated)]
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use futures::future::BoxFuture;
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode,
-    ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, RoleServer};
+use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
 
-use crate::backchannel::{self, Ask, BackChannel, Note};
+use crate::backchannel::{Ask, BackChannel, Note, Unanswered};
 use crate::limits::{UPSTREAM_MESSAGE_LINGER, UPSTREAM_PROGRESS_SETTLE};
 use crate::metrics::{Unpassed, UpstreamMessage};
 
-tokio::task_local! {
-    static CALLER: Caller;
-}
-
-/// The client on whose behalf a call runs, its session, and its progress token when it
-/// sent one.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    peer: Peer<RoleServer>,
-    /// The MCP session (`gateway::Caller::owner`): calls of one session may share routes.
-    session: u64,
-    /// The least severe log rank the session wants (`gateway::Caller::log_level`).
-    log_level: Arc<AtomicU8>,
-    progress: Option<ProgressToken>,
-}
-
-impl Caller {
-    /// The client behind `peer` in MCP session `session`, which wants log messages of
-    /// rank `log_level` and above; `progress` is the token its request carried, when
-    /// upstream progress should reach it (a direct call: not a batch, which reports its
-    /// own progress).
-    pub fn new(
-        peer: Peer<RoleServer>,
-        session: u64,
-        log_level: Arc<AtomicU8>,
-        progress: Option<ProgressToken>,
-    ) -> Caller {
-        Caller {
-            peer,
-            session,
-            log_level,
-            progress,
-        }
-    }
-
-    /// Returns true if and only if this caller wants a log message of `level`.
-    fn wants(&self, level: LoggingLevel) -> bool {
-        rank(level) >= self.log_level.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Runs `fut` with this caller as the one upstream calls made inside it act for, and
-    /// as the back channel of code running inside it (`crate::backchannel`).
-    pub async fn scope<F: Future>(self, fut: F) -> F::Output {
-        let channel: Arc<dyn BackChannel> = Arc::new(self.clone());
-        CALLER.scope(self, backchannel::scope(channel, fut)).await
-    }
-
-    /// The caller of the task running now, when the handler set one.
-    pub(super) fn current() -> Option<Caller> {
-        CALLER.try_with(Clone::clone).ok()
-    }
-
-    fn capabilities(&self) -> ClientCapabilities {
-        self.peer
-            .peer_info()
-            .map(|i| i.capabilities.clone())
-            .unwrap_or_default()
-    }
-}
+/// The client of a call, as its back channel reaches it.
+type Caller = Arc<dyn BackChannel>;
 
 /// What the calls of one upstream in flight need routed: each call's caller, by the
 /// order calls began, with the progress token rmcp gave its request once it is known;
@@ -127,17 +73,17 @@ impl Routes {
             None if in_flight => return None,
             None => self.ended.iter().max_by_key(|(_, at)| *at).map(|(c, _)| c)?,
         };
-        let session = latest.session;
-        let one = self.calls.values().all(|(_, c)| c.session == session)
-            && self.ended.iter().all(|(c, _)| c.session == session);
-        one.then(|| latest.clone())
+        let session = latest.session();
+        let one = self.calls.values().all(|(_, c)| c.session() == session)
+            && self.ended.iter().all(|(c, _)| c.session() == session);
+        one.then(|| Arc::clone(latest))
     }
 
     /// Ends the call `order`: its caller is kept as its session's last ended call.
     fn end(&mut self, order: u64) {
         if let Some((_, caller)) = self.calls.remove(&order) {
             self.forget_old();
-            self.ended.retain(|(c, _)| c.session != caller.session);
+            self.ended.retain(|(c, _)| c.session() != caller.session());
             self.ended.push((caller, Instant::now()));
         }
     }
@@ -274,15 +220,21 @@ impl InFlight {
 }
 
 /// Passes a log message of upstream `server` on to the audience it was attributed to
-/// when it was read.
+/// when it was read (which drops it below the level its session asked for).
 async fn log(server: &str, params: LoggingMessageNotificationParam, audience: Option<Caller>) {
     match audience {
-        // Below the level the session asked for with logging/setLevel: not sent.
-        Some(caller) if !caller.wants(params.level) => {}
         Some(caller) => {
-            if let Err(e) = caller.peer.notify_logging_message(params).await {
-                tracing::debug!("log message from \"{server}\" not delivered: {e}");
-            }
+            let level = match serde_json::to_value(params.level) {
+                Ok(Value::String(level)) => level,
+                _ => return,
+            };
+            caller
+                .note(Note::Log {
+                    level,
+                    logger: params.logger,
+                    data: params.data,
+                })
+                .await;
         }
         None => dropped(
             server,
@@ -359,13 +311,14 @@ impl Drop for Entered {
 }
 
 /// Passes progress on to `caller` under its own token, when it sent one.
-async fn forward(caller: &Caller, mut params: ProgressNotificationParam) {
-    if let Some(token) = &caller.progress {
-        params.progress_token = token.clone();
-        if let Err(e) = caller.peer.notify_progress(params).await {
-            tracing::debug!("progress not delivered: {e}");
-        }
-    }
+async fn forward(caller: &Caller, params: ProgressNotificationParam) {
+    caller
+        .note(Note::Progress {
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        })
+        .await;
 }
 
 /// The client handler of one upstream connection.
@@ -380,38 +333,55 @@ pub(super) struct Relay {
 }
 
 impl Relay {
-    fn refuse(&self, what: &str) -> McpError {
+    fn refuse(&self, ask: Ask) -> McpError {
         McpError::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!(
-                "toolgate cannot pass this {what} request from upstream \"{}\" on: the client whose call caused it did not declare the {what} capability, no call is in flight, or calls of several sessions are in flight or just ended (the request does not say which it belongs to)",
-                self.server
+                "toolgate cannot pass this {} request from upstream \"{}\" on: the client whose call caused it did not declare the {} capability, no call is in flight, or calls of several sessions are in flight or just ended (the request does not say which it belongs to)",
+                ask.capability(),
+                self.server,
+                ask.capability()
             ),
             None,
         )
     }
 
-    fn caller_with(&self, what: &str, has: impl Fn(&ClientCapabilities) -> bool) -> Result<Caller, McpError> {
-        match self.in_flight.latest() {
-            Some(c) if has(&c.capabilities()) => Ok(c),
-            Some(_) => Err(self.refuse(what)),
+    /// Asks the client of the call this request belongs to, and reads its answer.
+    async fn ask<T: DeserializeOwned>(&self, ask: Ask, params: Value) -> Result<T, McpError> {
+        let caller = match self.in_flight.latest() {
+            Some(c) if c.declares(ask) => c,
+            Some(_) => return Err(self.refuse(ask)),
             None => {
                 dropped(
                     &self.server,
                     UpstreamMessage::Request,
                     "no call of one session alone was in flight",
                 );
-                Err(self.refuse(what))
+                return Err(self.refuse(ask));
             }
-        }
+        };
+        let answer = caller.ask(ask, params).await.map_err(|e| match e {
+            Unanswered::Refused {
+                code, message, data, ..
+            } => McpError::new(ErrorCode(code), message, data),
+            Unanswered::Undeclared(ask) => self.refuse(ask),
+            other => McpError::internal_error(
+                format!("relaying to the client for \"{}\" failed: {other}", self.server),
+                None,
+            ),
+        })?;
+        serde_json::from_value(answer).map_err(|e| {
+            McpError::internal_error(
+                format!("relaying to the client for \"{}\" failed: its answer: {e}", self.server),
+                None,
+            )
+        })
     }
 }
 
-fn relayed(server: &str, e: rmcp::ServiceError) -> McpError {
-    match e {
-        rmcp::ServiceError::McpError(e) => e,
-        other => McpError::internal_error(format!("relaying to the client for \"{server}\" failed: {other}"), None),
-    }
+/// A request's params as JSON, for the back channel.
+fn params(params: impl serde::Serialize) -> Value {
+    serde_json::to_value(params).unwrap_or(Value::Null)
 }
 
 impl ClientHandler for Relay {
@@ -428,34 +398,22 @@ impl ClientHandler for Relay {
 
     async fn create_message(
         &self,
-        params: CreateMessageRequestParams,
+        request: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, McpError> {
-        let caller = self.caller_with("sampling", |c| c.sampling.is_some())?;
-        caller
-            .peer
-            .create_message(params)
-            .await
-            .map_err(|e| relayed(&self.server, e))
+        self.ask(Ask::Sample, params(request)).await
     }
 
     async fn create_elicitation(
         &self,
-        params: ElicitRequestParams,
+        request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        let caller = self.caller_with("elicitation", |c| c.elicitation.is_some())?;
-        let request = rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
-        match caller.peer.send_request(request).await {
-            Ok(rmcp::model::ClientResult::ElicitResult(result)) => Ok(result),
-            Ok(_) => Err(relayed(&self.server, rmcp::ServiceError::UnexpectedResponse)),
-            Err(e) => Err(relayed(&self.server, e)),
-        }
+        self.ask(Ask::Elicit, params(request)).await
     }
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, McpError> {
-        let caller = self.caller_with("roots", |c| c.roots.is_some())?;
-        caller.peer.list_roots().await.map_err(|e| relayed(&self.server, e))
+        self.ask(Ask::Roots, Value::Null).await
     }
 
     // Progress and log messages are passed on by `InFlight::pass_on`, in the order the
@@ -463,91 +421,5 @@ impl ClientHandler for Relay {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.relist.notify_one();
-    }
-}
-
-/// The client of a call as code running inside it (a catalogue tool, a snippet) reaches
-/// it: the same rules as for what upstreams send — the session's log level, progress only
-/// with the call's token, requests only of a client that declared the capability.
-impl BackChannel for Caller {
-    fn note(&self, note: Note) -> BoxFuture<'static, ()> {
-        let caller = self.clone();
-        Box::pin(async move {
-            let sent = match note {
-                Note::Log { level, logger, data } => {
-                    let Ok(level) = serde_json::from_value::<LoggingLevel>(serde_json::Value::String(level)) else {
-                        return;
-                    };
-                    if !caller.wants(level) {
-                        return;
-                    }
-                    let mut params = LoggingMessageNotificationParam::new(level, data);
-                    params.logger = logger;
-                    caller.peer.notify_logging_message(params).await
-                }
-                Note::Progress {
-                    progress,
-                    total,
-                    message,
-                } => {
-                    let Some(token) = caller.progress.clone() else { return };
-                    let mut params = ProgressNotificationParam::new(token, progress);
-                    params.total = total;
-                    params.message = message;
-                    caller.peer.notify_progress(params).await
-                }
-            };
-            if let Err(e) = sent {
-                tracing::debug!("a note to the client was not delivered: {e}");
-            }
-        })
-    }
-
-    fn ask(&self, ask: Ask, params: serde_json::Value) -> BoxFuture<'static, Result<serde_json::Value, String>> {
-        let caller = self.clone();
-        Box::pin(async move {
-            let capabilities = caller.capabilities();
-            let (declared, what) = match ask {
-                Ask::Sample => (capabilities.sampling.is_some(), "sampling"),
-                Ask::Elicit => (capabilities.elicitation.is_some(), "elicitation"),
-            };
-            if !declared {
-                return Err(format!(
-                    "{}: the client did not declare the {what} capability, so it cannot be asked",
-                    ask.method()
-                ));
-            }
-            let invalid = |e: serde_json::Error| format!("{}: not a valid request: {e}", ask.method());
-            let request = match ask {
-                Ask::Sample => {
-                    rmcp::model::ServerRequest::CreateMessageRequest(rmcp::model::CreateMessageRequest::new(
-                        serde_json::from_value::<CreateMessageRequestParams>(params).map_err(invalid)?,
-                    ))
-                }
-                Ask::Elicit => rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(
-                    serde_json::from_value::<ElicitRequestParams>(params).map_err(invalid)?,
-                )),
-            };
-            let result = caller
-                .peer
-                .send_request(request)
-                .await
-                .map_err(|e| format!("{}: {e}", ask.method()))?;
-            serde_json::to_value(result).map_err(|e| format!("{}: the client's answer: {e}", ask.method()))
-        })
-    }
-}
-
-/// A log level's rank in syslog order: 0 for debug up to 7 for emergency.
-pub fn rank(level: LoggingLevel) -> u8 {
-    match level {
-        LoggingLevel::Debug => 0,
-        LoggingLevel::Info => 1,
-        LoggingLevel::Notice => 2,
-        LoggingLevel::Warning => 3,
-        LoggingLevel::Error => 4,
-        LoggingLevel::Critical => 5,
-        LoggingLevel::Alert => 6,
-        LoggingLevel::Emergency => 7,
     }
 }

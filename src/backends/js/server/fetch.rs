@@ -21,8 +21,8 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::policy::{self, FetchAllow, PolicyResolver, Refused};
 use crate::backends::js::wire::{Answer, Failure, Head, Request};
+use crate::limits::grouped;
 use crate::limits::{FETCH_REDIRECTS, FETCH_RUN_BYTES};
-use crate::registry::grouped;
 
 /// The HTTP side shared by every engine of a process: one client (built on first use, so
 /// a process that never fetches never loads TLS roots) and the limits.

@@ -190,6 +190,11 @@ impl Js {
         self
     }
 
+    /// The limits of each run.
+    pub fn limits(&self) -> &JsLimits {
+        &self.limits
+    }
+
     /// Starts the idle workers now, in the background, so the first call does not wait
     /// for one. Must be called inside a tokio runtime.
     pub fn prewarm(&self) {
@@ -368,7 +373,7 @@ impl Js {
                             (Some(channel), true) => {
                                 let asked = channel.ask(ask, params);
                                 asks.push(Box::pin(async move {
-                                    (id, asked.await.map_err(|m| Failure::named("McpError", m)))
+                                    (id, asked.await.map_err(|m| Failure::named("McpError", m.to_string())))
                                 }));
                                 None
                             }

@@ -1,5 +1,5 @@
-//! The `nyxilum_*` tools' calls: one call on the NyxilumNode backend each, producing the
-//! nyxilum-mcp seed's flat bodies — `{exitCode, timedOut, stdout, stderr, truncated,
+//! The `nyxilum_*` tools' calls: one call on the NyxilumNode backend each, producing
+//! flat bodies — `{exitCode, timedOut, stdout, stderr, truncated,
 //! durationMs}` for a process, `{sessionId}` / `{output, truncated}` / `{sessionKilled}`
 //! for REPL sessions — and the headline of their text.
 
@@ -7,17 +7,17 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::run::{Output, Produced};
+use super::limits;
+use super::tools::NyxTool;
+use super::{Command, Dev, Evaluated, Nyxilum, verdict};
 use crate::backends::Party;
-use crate::backends::nyxilum::{Command, Dev, Evaluated, Nyxilum, verdict};
 use crate::backends::process::Finished;
+use crate::backends::seam::{Answer, Form, Output};
 use crate::error::Error;
-use crate::limits;
-use crate::registry::NyxTool;
 
 /// Runs `tool` with `args` (already validated) for the caller `owner` (whose REPL
 /// sessions are its own), whose sessions count against `party`'s share of them.
-pub(super) async fn call(nyx: &Nyxilum, (owner, party): (u64, &Party), tool: NyxTool, args: &Value) -> Produced {
+pub(super) async fn call(nyx: &Nyxilum, (owner, party): (u64, &Party), tool: NyxTool, args: &Value) -> Answer {
     let answer = match tool {
         NyxTool::Run => code(nyx, "nyxilum_run", Command::Run, args).await,
         NyxTool::Check => code(nyx, "nyxilum_check", Command::Check, args).await,
@@ -31,7 +31,7 @@ pub(super) async fn call(nyx: &Nyxilum, (owner, party): (u64, &Party), tool: Nyx
         NyxTool::DevBuild => dev(nyx, "nyxilum_dev_build", Dev::Build, args).await,
         NyxTool::DevTest => dev(nyx, "nyxilum_dev_test", Dev::Test, args).await,
     };
-    answer.unwrap_or_else(Produced::refused)
+    answer.unwrap_or_else(Answer::refused)
 }
 
 fn text_arg<'a>(args: &'a Value, key: &str) -> &'a str {
@@ -43,20 +43,12 @@ fn timeout_arg(args: &Value, default_ms: u64) -> Duration {
 }
 
 /// A flat answer that reached the backend.
-fn flat(ended: Result<Value, Error>, fields: Map<String, Value>, headline: String, output: Output) -> Produced {
-    Produced {
-        ended,
-        output,
-        fields,
-        headline,
-        reached: true,
-        passthrough: None,
-        content: None,
-    }
+fn flat(ended: Result<Value, Error>, fields: Map<String, Value>, headline: String, output: Output) -> Answer {
+    Answer::reached(ended, output).with_form(Form::Flat { fields, headline })
 }
 
 /// `nyxilum_run`, `_check`, `_lint`, `_format`: one process on the caller's code.
-async fn code(nyx: &Nyxilum, name: &str, command: Command, args: &Value) -> Result<Produced, Error> {
+async fn code(nyx: &Nyxilum, name: &str, command: Command, args: &Value) -> Result<Answer, Error> {
     let timeout = timeout_arg(args, limits::NYX_TIMEOUT.as_millis() as u64);
     let gc = args.get("gc_max_objects").and_then(Value::as_u64);
     let out = nyx.code(command, text_arg(args, "code"), timeout, gc).await?;
@@ -64,7 +56,7 @@ async fn code(nyx: &Nyxilum, name: &str, command: Command, args: &Value) -> Resu
 }
 
 /// `nyxilum_version`.
-async fn version(nyx: &Nyxilum) -> Result<Produced, Error> {
+async fn version(nyx: &Nyxilum) -> Result<Answer, Error> {
     let (out, nx) = nyx.version().await?;
     let mut extra = Map::new();
     extra.insert("version".into(), json!(out.stdout.text.trim()));
@@ -79,7 +71,7 @@ async fn version(nyx: &Nyxilum) -> Result<Produced, Error> {
 }
 
 /// `nyxilum_docs`: the whole guide, or one section.
-fn docs(nyx: &Nyxilum, args: &Value) -> Result<Produced, Error> {
+fn docs(nyx: &Nyxilum, args: &Value) -> Result<Answer, Error> {
     let guide = nyx.guide()?;
     let path = guide.path.display().to_string();
     let headings: Vec<String> = guide.sections().into_iter().map(|s| s.heading).collect();
@@ -100,7 +92,7 @@ fn docs(nyx: &Nyxilum, args: &Value) -> Result<Produced, Error> {
 }
 
 /// `nyxilum_repl_start`.
-async fn repl_start(nyx: &Nyxilum, owner: u64, party: &Party) -> Result<Produced, Error> {
+async fn repl_start(nyx: &Nyxilum, owner: u64, party: &Party) -> Result<Answer, Error> {
     let nx = nyx.locator().locate()?;
     let id = nyx.sessions().start(owner, party, &nx).await?;
     let text = format!(
@@ -113,7 +105,7 @@ async fn repl_start(nyx: &Nyxilum, owner: u64, party: &Party) -> Result<Produced
 }
 
 /// `nyxilum_repl_eval`.
-async fn repl_eval(nyx: &Nyxilum, owner: u64, args: &Value) -> Result<Produced, Error> {
+async fn repl_eval(nyx: &Nyxilum, owner: u64, args: &Value) -> Result<Answer, Error> {
     let id = text_arg(args, "session_id");
     let timeout = timeout_arg(args, limits::NYX_TIMEOUT.as_millis() as u64);
     let evaluated = nyx.sessions().eval(owner, id, text_arg(args, "code"), timeout).await?;
@@ -150,7 +142,7 @@ async fn repl_eval(nyx: &Nyxilum, owner: u64, args: &Value) -> Result<Produced, 
 }
 
 /// `nyxilum_repl_stop`.
-async fn repl_stop(nyx: &Nyxilum, owner: u64, args: &Value) -> Result<Produced, Error> {
+async fn repl_stop(nyx: &Nyxilum, owner: u64, args: &Value) -> Result<Answer, Error> {
     let id = text_arg(args, "session_id");
     let (body, text) = if nyx.sessions().stop(owner, id).await {
         (json!({}), format!("Stopped REPL session {id}."))
@@ -164,7 +156,7 @@ async fn repl_stop(nyx: &Nyxilum, owner: u64, args: &Value) -> Result<Produced, 
 }
 
 /// `nyxilum_dev_build` and `nyxilum_dev_test`.
-async fn dev(nyx: &Nyxilum, name: &str, which: Dev, args: &Value) -> Result<Produced, Error> {
+async fn dev(nyx: &Nyxilum, name: &str, which: Dev, args: &Value) -> Result<Answer, Error> {
     let configuration = match args.get("configuration").and_then(Value::as_str) {
         Some("Release") => "Release",
         _ => "Debug",
@@ -193,7 +185,7 @@ fn process(
     timeout: Duration,
     extra: Map<String, Value>,
     failed_as: Option<String>,
-) -> Produced {
+) -> Answer {
     let v = verdict(out, timeout);
     let mut fields = Map::new();
     fields.insert("exitCode".into(), json!(out.exit_code));

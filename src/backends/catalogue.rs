@@ -1,45 +1,37 @@
-//! Choosing where a call runs, and running it there.
+//! The catalogue's tools as one family: choosing where a call runs, and running it there.
 //!
-//! The rule (DESIGN §2, the NexusBloom seed): code from the operator's own catalogue
+//! The rule: code from the operator's own catalogue
 //! (embedded, folder, file) always runs locally; code from an HTTP catalogue runs where
 //! `TOOLGATE_EXECUTION` says — `remote` never fetches source, `local` requires it,
 //! `auto` runs locally when source exists (and, for nyxilum code, NyxilumNode is found
 //! here) and falls back to the API otherwise.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use moka::future::Cache;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::js::{FetchAllow, Js, JsLimits};
+use super::content;
+use super::js::{Js, tool_answer};
 use super::nyxilum::Nyxilum;
+use super::seam::{Answer, Backend, Call, Form, Output, Target};
 use super::{Execution, Party};
 use crate::api::{ApiClient, SourceAnswer};
-use crate::catalogue::{Origin, Runtime, Tool};
+use crate::catalogue::{Origin, Returns, Runtime, Tool};
 use crate::error::Error;
 use crate::limits::{Limits, SOURCE_CACHE_ENTRIES};
 
-/// What a successful run produced.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    /// The tool's result.
-    pub result: Value,
-    /// What the code printed on stdout (may be empty).
-    pub stdout: String,
-    /// What the code printed on stderr (may be empty).
-    pub stderr: String,
-    /// True if and only if captured output was cut at its cap.
-    pub truncated: bool,
-}
-
-/// Runs validated calls.
+/// Runs the catalogue's tools where the rule says: here (JavaScript, TypeScript or
+/// NyxilumLang) or through the catalogue API.
 #[derive(Debug)]
-pub struct Executor {
+pub struct Catalogue {
     mode: Execution,
-    js: Js,
-    nyxilum: Nyxilum,
+    js: Arc<Js>,
+    nyxilum: Arc<Nyxilum>,
+    /// The catalogue API, when the catalogue comes from one.
+    api: Option<ApiClient>,
     /// Sources fetched from an API, kept as long as the catalogue is; `None` at TTL 0.
     sources: Option<Cache<String, Arc<SourceAnswer>>>,
     /// Characters of JSON a returned value may hold, and of each output stream: an API's
@@ -48,52 +40,31 @@ pub struct Executor {
     output_chars: usize,
 }
 
-impl Executor {
-    /// An executor for `mode` within `limits`, running nyxilum code with `nyxilum` and
-    /// JavaScript in workers started from `js_worker` (this binary, in worker mode).
-    pub fn new(mode: Execution, limits: &Limits, nyxilum: Nyxilum, js_worker: PathBuf) -> Executor {
-        let js = JsLimits {
-            heap_bytes: limits.js_heap_bytes,
-            wall_clock: limits.js_wall_clock,
-            output_chars: limits.output_chars,
-            result_chars: limits.result_chars,
-            concurrent_runs: limits.js_concurrent_runs,
-            total_heap_bytes: limits.js_total_heap_bytes,
-            fetch_timeout: limits.fetch_timeout,
-        };
+impl Catalogue {
+    /// The catalogue's tools under `mode` within `limits`, run here on `js` and
+    /// `nyxilum`, or through `api` when the catalogue comes from one.
+    pub fn new(
+        mode: Execution,
+        limits: &Limits,
+        js: Arc<Js>,
+        nyxilum: Arc<Nyxilum>,
+        api: Option<ApiClient>,
+    ) -> Catalogue {
         let sources = (!limits.cache_ttl.is_zero()).then(|| {
             Cache::builder()
                 .max_capacity(SOURCE_CACHE_ENTRIES)
                 .time_to_live(limits.cache_ttl)
                 .build()
         });
-        Executor {
+        Catalogue {
             mode,
-            js: Js::new(js, js_worker),
+            js,
             nyxilum,
+            api,
             sources,
             result_chars: limits.result_chars,
             output_chars: limits.output_chars,
         }
-    }
-
-    /// The same executor with `allow` as the exceptions to JavaScript `fetch`'s address
-    /// policy (`TOOLGATE_FETCH_ALLOW`). By default, none.
-    #[must_use]
-    pub fn with_fetch_allow(mut self, allow: FetchAllow) -> Executor {
-        self.js = self.js.with_fetch_allow(allow);
-        self
-    }
-
-    /// Starts the idle JavaScript workers in the background, so the first call does not
-    /// wait for one. Must be called inside a tokio runtime.
-    pub fn prewarm(&self) {
-        self.js.prewarm();
-    }
-
-    /// The NyxilumNode backend (its tools and REPL sessions).
-    pub fn nyxilum(&self) -> &Nyxilum {
-        &self.nyxilum
     }
 
     /// Returns true if and only if `runtime` can run here: always for JavaScript and
@@ -137,52 +108,67 @@ impl Executor {
         }
     }
 
-    /// The local JavaScript backend (also used by the runtime tools).
-    pub fn js(&self) -> &Js {
-        &self.js
-    }
-
     /// Runs `tool` with `params` (already validated) where the rule says, for `party`
-    /// (whose share of the local places it takes).
-    pub async fn run(
+    /// (whose share of the local places it takes), and checks what a tool that returns
+    /// MCP content gave back.
+    async fn run(
         &self,
         origin: Origin,
-        api: Option<&ApiClient>,
         tool: &Tool,
-        params: Value,
-        (party, cancel): (&Party, &CancellationToken),
-    ) -> Result<Outcome, Error> {
-        let cancel = (party, cancel);
+        params: &Value,
+        party: &Party,
+        cancel: &CancellationToken,
+    ) -> Answer {
+        let answer = self.route(origin, tool, params, (party, cancel)).await;
+        if tool.manifest.returns != Returns::Content {
+            return answer;
+        }
+        match &answer.ended {
+            Ok(value) => match content::blocks(tool.slug(), value) {
+                Ok(blocks) => answer.with_form(Form::Content(blocks)),
+                Err(e) => Answer {
+                    ended: Err(e),
+                    ..answer
+                },
+            },
+            Err(_) => answer,
+        }
+    }
+
+    async fn route(&self, origin: Origin, tool: &Tool, params: &Value, cancel: (&Party, &CancellationToken)) -> Answer {
         let slug = tool.slug();
-        match (origin, api, self.mode) {
+        let no_source = |remote_possible| {
+            Answer::refused(Error::NoSource {
+                slug: slug.to_owned(),
+                remote_possible,
+            })
+        };
+        match (origin, &self.api, self.mode) {
             (Origin::Local, _, _) => match (&tool.code, tool.runtime()) {
                 (Some(code), Some(runtime)) => self.local(slug, runtime, code.clone(), params, cancel).await,
-                _ => Err(Error::NoSource {
-                    slug: slug.to_owned(),
-                    remote_possible: false,
-                }),
+                _ => no_source(false),
             },
-            (Origin::Remote, None, _) => Err(Error::Internal("an HTTP catalogue without an API client".into())),
-            (Origin::Remote, Some(api), Execution::Remote) => self.remote(api, slug, &params).await,
-            (Origin::Remote, Some(api), Execution::Local) => match self.source(api, slug).await? {
-                Some(src) => {
+            (Origin::Remote, None, _) => {
+                Answer::refused(Error::Internal("an HTTP catalogue without an API client".into()))
+            }
+            (Origin::Remote, Some(api), Execution::Remote) => self.remote(api, slug, params).await,
+            (Origin::Remote, Some(api), Execution::Local) => match self.source(api, slug).await {
+                Ok(Some(src)) => {
                     self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, cancel)
                         .await
                 }
-                None => Err(Error::NoSource {
-                    slug: slug.to_owned(),
-                    remote_possible: true,
-                }),
+                Ok(None) => no_source(true),
+                Err(e) => Answer::refused(e),
             },
             (Origin::Remote, Some(api), Execution::Auto) => match self.source(api, slug).await {
                 Ok(Some(src)) if self.is_local_runtime(src.runtime) => {
                     self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, cancel)
                         .await
                 }
-                Ok(_) => self.remote(api, slug, &params).await,
+                Ok(_) => self.remote(api, slug, params).await,
                 Err(e) => {
                     tracing::debug!("auto: no source for {slug} ({e}); running it through the API");
-                    self.remote(api, slug, &params).await
+                    self.remote(api, slug, params).await
                 }
             },
         }
@@ -209,46 +195,49 @@ impl Executor {
         slug: &str,
         runtime: Runtime,
         code: Arc<str>,
-        params: Value,
+        params: &Value,
         (party, cancel): (&Party, &CancellationToken),
-    ) -> Result<Outcome, Error> {
-        let out = match runtime {
-            Runtime::Javascript => {
+    ) -> Answer {
+        match runtime {
+            Runtime::Javascript => tool_answer(
                 self.js
-                    .run_tool(code, format!("{slug}.js"), params, party, cancel)
-                    .await?
-            }
-            Runtime::Typescript => {
+                    .run_tool(code, format!("{slug}.js"), params.clone(), party, cancel)
+                    .await,
+            ),
+            Runtime::Typescript => tool_answer(
                 self.js
-                    .run_typescript_tool(&code, format!("{slug}.ts"), params, party, cancel)
-                    .await?
-            }
-            Runtime::Nyxilum => {
-                let (result, out) = self.nyxilum.tool(slug, &code, &params).await?;
-                return Ok(Outcome {
-                    result,
-                    truncated: out.is_truncated(),
-                    stdout: String::new(),
-                    stderr: out.stderr.text,
-                });
-            }
-        };
-        let truncated = out.captured.stdout.is_truncated() || out.captured.stderr.is_truncated();
-        Ok(Outcome {
-            result: out.result,
-            stdout: out.captured.stdout.into_text(),
-            stderr: out.captured.stderr.into_text(),
-            truncated,
-        })
+                    .run_typescript_tool(&code, format!("{slug}.ts"), params.clone(), party, cancel)
+                    .await,
+            ),
+            Runtime::Nyxilum => match self.nyxilum.tool(slug, &code, params).await {
+                Ok((result, out)) => {
+                    let output = Output {
+                        truncated: out.is_truncated(),
+                        stderr: out.stderr.text,
+                        cap: "its limit".to_owned(),
+                        ..Output::default()
+                    };
+                    Answer::reached(Ok(result), output)
+                }
+                Err(e) => Answer::refused(e),
+            },
+        }
     }
 }
 
-impl Executor {
+impl Catalogue {
     /// Runs `slug` through the API, its answer held to the limits of a local run: a value
     /// whose JSON passes `result_chars` is a `RESOURCE_LIMIT` failure (a cut value would
     /// break the tool's output schema), and each output stream is cut at `output_chars`
     /// with the cut said.
-    async fn remote(&self, api: &ApiClient, slug: &str, params: &Value) -> Result<Outcome, Error> {
+    async fn remote(&self, api: &ApiClient, slug: &str, params: &Value) -> Answer {
+        match self.remote_run(api, slug, params).await {
+            Ok((result, output)) => Answer::reached(Ok(result), output),
+            Err(e) => Answer::refused(e),
+        }
+    }
+
+    async fn remote_run(&self, api: &ApiClient, slug: &str, params: &Value) -> Result<(Value, Output), Error> {
         let answer = api.run(slug, params).await.map_err(|e| match e {
             Error::InvalidParams { violations, .. } => Error::InvalidParams {
                 slug: slug.to_owned(),
@@ -273,11 +262,34 @@ impl Executor {
         }
         let (stdout, cut_out) = cut(answer.stdout, self.output_chars);
         let (stderr, cut_err) = cut(answer.stderr, self.output_chars);
-        Ok(Outcome {
-            result: answer.result,
+        let output = Output {
             stdout,
             stderr,
             truncated: cut_out || cut_err,
+            cap: "its limit".to_owned(),
+            result_cut: None,
+        };
+        Ok((answer.result, output))
+    }
+}
+
+impl Backend for Catalogue {
+    fn family(&self) -> &'static str {
+        "catalogue"
+    }
+
+    fn prewarm(&self) {
+        self.js.prewarm();
+    }
+
+    fn call<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            match call.target {
+                Target::Tool { tool, origin } => self.run(origin, tool, call.params, call.party, call.cancel).await,
+                Target::Builtin(name) => Answer::refused(Error::Internal(format!(
+                    "the catalogue's tools were asked for the built-in tool {name}"
+                ))),
+            }
         })
     }
 }

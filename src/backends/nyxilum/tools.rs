@@ -1,35 +1,33 @@
 //! The `nyxilum_*` tools (`TOOLGATE_RUNTIMES=nyxilum`): names, descriptions, input and
-//! output schemas and annotations, the nyxilum-mcp seed's. What a call does is in
-//! `gateway::nyxilum`.
+//! output schemas and annotations. What a call does is in `answer.rs`.
 
 use serde_json::{Value, json};
 
-use super::Definition;
-use super::builtin::{Declared, Kind, NyxTool};
-use crate::limits;
+use super::limits;
+use crate::backends::seam::{Declared, Definition, Shape};
 
 /// `nyxilum_run`.
-pub(super) const RUN: &str = "nyxilum_run";
+pub(crate) const RUN: &str = "nyxilum_run";
 /// `nyxilum_check`.
-pub(super) const CHECK: &str = "nyxilum_check";
+pub(crate) const CHECK: &str = "nyxilum_check";
 /// `nyxilum_lint`.
-pub(super) const LINT: &str = "nyxilum_lint";
+pub(crate) const LINT: &str = "nyxilum_lint";
 /// `nyxilum_format`.
-pub(super) const FORMAT: &str = "nyxilum_format";
+pub(crate) const FORMAT: &str = "nyxilum_format";
 /// `nyxilum_version`.
-pub(super) const VERSION: &str = "nyxilum_version";
+pub(crate) const VERSION: &str = "nyxilum_version";
 /// `nyxilum_docs`.
-pub(super) const DOCS: &str = "nyxilum_docs";
+pub(crate) const DOCS: &str = "nyxilum_docs";
 /// `nyxilum_repl_start`.
-pub(super) const REPL_START: &str = "nyxilum_repl_start";
+pub(crate) const REPL_START: &str = "nyxilum_repl_start";
 /// `nyxilum_repl_eval`.
-pub(super) const REPL_EVAL: &str = "nyxilum_repl_eval";
+pub(crate) const REPL_EVAL: &str = "nyxilum_repl_eval";
 /// `nyxilum_repl_stop`.
-pub(super) const REPL_STOP: &str = "nyxilum_repl_stop";
+pub(crate) const REPL_STOP: &str = "nyxilum_repl_stop";
 /// `nyxilum_dev_build`.
-pub(super) const DEV_BUILD: &str = "nyxilum_dev_build";
+pub(crate) const DEV_BUILD: &str = "nyxilum_dev_build";
 /// `nyxilum_dev_test`.
-pub(super) const DEV_TEST: &str = "nyxilum_dev_test";
+pub(crate) const DEV_TEST: &str = "nyxilum_dev_test";
 
 const ERRORS_ON_STDOUT: &str = "NyxilumNode prints `Runtime Error:` and `Parse Error:` on stdout (not stderr) and exits 1; such a run answers success:false and names the line.";
 
@@ -286,7 +284,7 @@ fn defs() -> Vec<Def> {
 }
 
 /// The tools, in their listed order.
-pub(super) fn declare() -> Vec<Declared> {
+pub(crate) fn declare() -> Vec<Declared> {
     defs()
         .into_iter()
         .map(|d| Declared {
@@ -298,26 +296,45 @@ pub(super) fn declare() -> Vec<Declared> {
                 output_schema: d.output,
                 annotations: json!({"title": d.title, "readOnlyHint": d.read_only, "openWorldHint": false}),
             },
-            kind: Kind::Nyxilum(tool(d.name)),
+            shape: Shape::Flat,
             examples: d.examples,
         })
         .collect()
 }
 
-/// The variant of the tool named `name` (one of the constants above).
-fn tool(name: &str) -> NyxTool {
-    match name {
-        RUN => NyxTool::Run,
-        CHECK => NyxTool::Check,
-        LINT => NyxTool::Lint,
-        FORMAT => NyxTool::Format,
-        VERSION => NyxTool::Version,
-        DOCS => NyxTool::Docs,
-        REPL_START => NyxTool::ReplStart,
-        REPL_EVAL => NyxTool::ReplEval,
-        REPL_STOP => NyxTool::ReplStop,
-        DEV_BUILD => NyxTool::DevBuild,
-        _ => NyxTool::DevTest,
+/// The `nyxilum_*` tools, one variant each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum NyxTool {
+    Run,
+    Check,
+    Lint,
+    Format,
+    Version,
+    Docs,
+    ReplStart,
+    ReplEval,
+    ReplStop,
+    DevBuild,
+    DevTest,
+}
+
+impl NyxTool {
+    /// The tool named `name`, when it is one of the constants above.
+    pub(crate) fn named(name: &str) -> Option<NyxTool> {
+        Some(match name {
+            RUN => NyxTool::Run,
+            CHECK => NyxTool::Check,
+            LINT => NyxTool::Lint,
+            FORMAT => NyxTool::Format,
+            VERSION => NyxTool::Version,
+            DOCS => NyxTool::Docs,
+            REPL_START => NyxTool::ReplStart,
+            REPL_EVAL => NyxTool::ReplEval,
+            REPL_STOP => NyxTool::ReplStop,
+            DEV_BUILD => NyxTool::DevBuild,
+            DEV_TEST => NyxTool::DevTest,
+            _ => return None,
+        })
     }
 }
 
@@ -329,7 +346,10 @@ mod tests {
     fn names_map_to_their_own_variants() {
         let declared = declare();
         assert_eq!(declared.len(), 11);
-        let kinds: std::collections::HashSet<_> = declared.iter().map(|d| format!("{:?}", d.kind)).collect();
-        assert_eq!(kinds.len(), 11, "each name has its own variant");
+        let tools: std::collections::HashSet<_> = declared
+            .iter()
+            .map(|d| NyxTool::named(&d.definition.name).unwrap())
+            .collect();
+        assert_eq!(tools.len(), 11, "each name has its own variant");
     }
 }

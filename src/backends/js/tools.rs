@@ -1,31 +1,18 @@
 //! `run_javascript` and `run_typescript` (`TOOLGATE_RUNTIMES=js`): a snippet run as the
-//! body of an async function in a fresh QuickJS engine, answered as the JS-VM seed does.
+//! body of an async function in a fresh QuickJS engine, answered with its console,
+//! value and error.
 //! Their descriptions state the limits in force, not the defaults.
 
 use serde_json::{Value, json};
 
-use super::Definition;
-use super::builtin::{Declared, Kind};
-use crate::limits::{FETCH_BODY_BYTES, Limits};
+use crate::backends::seam::{Declared, Definition, Shape};
+use crate::limits::{FETCH_BODY_BYTES, Limits, grouped};
 
 /// The JavaScript runtime tool's name.
-pub(super) const RUN_JAVASCRIPT: &str = "run_javascript";
+pub(crate) const RUN_JAVASCRIPT: &str = "run_javascript";
 
 /// The TypeScript runtime tool's name.
-pub(super) const RUN_TYPESCRIPT: &str = "run_typescript";
-
-/// `n` with thousands separated by commas, as the descriptions print numbers.
-pub(crate) fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub(crate) const RUN_TYPESCRIPT: &str = "run_typescript";
 
 /// Seconds as the descriptions print them: `30 s`, `1.5 s`.
 fn seconds(d: std::time::Duration) -> String {
@@ -60,7 +47,7 @@ fn input(language: &str) -> Value {
 }
 
 /// Both tools, described with `limits`.
-pub(super) fn declare(limits: &Limits) -> Vec<Declared> {
+pub(crate) fn declare(limits: &Limits) -> Vec<Declared> {
     let js = format!(
         "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers; fetch (http/https to public addresses only, {}, {} MiB bodies, no cookies) with Headers, Response, AbortController, TextEncoder and TextDecoder is available. Limits: {} MiB heap, {}, {} characters per output stream.",
         seconds(limits.fetch_timeout),
@@ -70,7 +57,7 @@ pub(super) fn declare(limits: &Limits) -> Vec<Declared> {
         grouped(limits.output_chars as u64),
     );
     let ts = "Runs a TypeScript snippet exactly like run_javascript after erasing its types. Line and column numbers of your code stay exact in errors and stack traces; enum, namespace and constructor parameter properties generate code and may shift later lines. Syntax errors are reported on the lines you wrote.".to_owned();
-    let tool = |name: &str, title: &str, description: String, language: &str, typescript: bool, example: &str| {
+    let tool = |name: &str, title: &str, description: String, language: &str, example: &str| {
         Declared {
             definition: Definition {
                 name: name.to_owned(),
@@ -81,7 +68,7 @@ pub(super) fn declare(limits: &Limits) -> Vec<Declared> {
                 // A snippet can reach the network through fetch, and send as well as read.
                 annotations: json!({"title": title, "readOnlyHint": false, "openWorldHint": true}),
             },
-            kind: Kind::Snippet { typescript },
+            shape: Shape::Snippet,
             examples: vec![json!({ "code": example })],
         }
     };
@@ -91,7 +78,6 @@ pub(super) fn declare(limits: &Limits) -> Vec<Declared> {
             "Run JavaScript",
             js,
             "JavaScript",
-            false,
             "return [1, 2, 3].map(n => n * 2);",
         ),
         tool(
@@ -99,7 +85,6 @@ pub(super) fn declare(limits: &Limits) -> Vec<Declared> {
             "Run TypeScript",
             ts,
             "TypeScript",
-            true,
             "const n: number = 21; return n * 2;",
         ),
     ]
