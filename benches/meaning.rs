@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolgate::catalogue::load::{self, Entry};
-use toolgate::catalogue::meaning::Settings;
-use toolgate::catalogue::{Meaning, Origin, Ranker, SearchMode, Snapshot};
+use toolgate::catalogue::{Origin, Snapshot};
+use toolgate::search::embedding::Settings;
+use toolgate::search::{Meaning, Ranker, SearchMode};
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -33,7 +34,7 @@ fn main() {
     let snapshot = Arc::new(snapshot);
     let meaning = Arc::new(Meaning::new(settings(cache.path())));
     meaning.prepare(&snapshot);
-    assert_eq!(runtime.block_on(meaning.settled(&snapshot)), Ranker::Hybrid);
+    assert_eq!(runtime.block_on(meaning.settled(&*snapshot)), Ranker::Hybrid);
     let queries = metatool_queries(n_queries);
     let mut samples = Vec::with_capacity(queries.len());
     for q in &queries {
@@ -68,7 +69,7 @@ fn main() {
         let meaning = Arc::new(Meaning::new(settings(cache.path())));
         let start = Instant::now();
         meaning.prepare(&snapshot);
-        let ranker = runtime.block_on(meaning.settled(&snapshot));
+        let ranker = runtime.block_on(meaning.settled(&*snapshot));
         println!(
             "{n_tools} synthetic tools ({:.1} tokens a text), {pass}: {} in {:.2} s",
             tokens as f64 / n_tools.max(1) as f64,

@@ -13,11 +13,12 @@ use crate::access::Rates;
 use crate::access::oauth;
 use crate::backends::Execution;
 use crate::backends::js::FetchAllow;
+use crate::catalogue::SourceSpec;
 use crate::catalogue::source::api_base;
-use crate::catalogue::{SourceSpec, meaning};
 use crate::edge::Connections;
 use crate::limits::{Limits, VALIDATORS_RANGE};
 use crate::mcp::Advertise;
+use crate::search::embedding as meaning;
 
 use crate::backends::upstream;
 use crate::registry::Runtimes;

@@ -18,6 +18,7 @@ pub mod gateway;
 pub mod history;
 pub mod limits;
 pub mod mcp;
+pub mod memory;
 pub mod message;
 pub mod metrics;
 pub mod operator;

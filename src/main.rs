@@ -10,12 +10,13 @@ use toolgate::api::ApiClient;
 use toolgate::backends::Families;
 use toolgate::backends::js::JsLimits;
 use toolgate::backends::upstream::Upstreams;
+use toolgate::catalogue::SourceSpec;
 use toolgate::catalogue::Store;
-use toolgate::catalogue::{Meaning, SourceSpec};
 use toolgate::config::Config;
 use toolgate::gateway::Gateway;
 use toolgate::limits;
 use toolgate::mcp::Handler;
+use toolgate::search::Meaning;
 
 /// One glibc malloc arena per core instead of glibc's eight, before any thread starts.
 /// Memory freed by one build (parsing, the index's scratch) stays pinned in whichever of
@@ -142,9 +143,9 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
                     std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
                 let gateway = gateway(&config, None, None, false)?;
                 let snapshot = gateway.snapshot().await.map_err(|e| e.to_string())?;
-                let meaning = match gateway.meaning().settled(&snapshot).await {
-                    toolgate::catalogue::Ranker::Hybrid => Some(&**gateway.meaning()),
-                    toolgate::catalogue::Ranker::Lexical => None,
+                let meaning = match gateway.meaning().settled(&*snapshot).await {
+                    toolgate::search::Ranker::Hybrid => Some(&**gateway.meaning()),
+                    toolgate::search::Ranker::Lexical => None,
                 };
                 let bar = Bar::new();
                 let report =

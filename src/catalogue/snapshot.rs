@@ -1,7 +1,7 @@
 //! One immutable view of a catalogue: its tools sorted by slug, each compiling its input
 //! schema when a call first needs it (into a bounded cache shared across snapshots). A
 //! refresh builds a whole new snapshot and swaps it in; nothing mutates one, except that
-//! its tools' vectors for search by meaning arrive once, later ([`super::meaning`]).
+//! its tools' vectors for search by meaning arrive once, later ([`crate::search::embedding`]).
 //! A build cuts each manifest's text to its caps (`trim.rs`) and runs within a
 //! [`Budget`]; one over it is abandoned whole.
 
@@ -12,12 +12,12 @@ use std::sync::{Arc, OnceLock};
 use super::extras::Extras;
 use super::load::Entry;
 use super::manifest::{Manifest, Runtime};
-use super::{meaning, slug, trim};
+use super::{slug, trim};
 use crate::error::Error;
 use crate::limits::CLOSE_MATCHES;
 use crate::limits::VALIDATORS;
-use crate::search::meaning::DIM;
-use crate::search::meaning::Vector;
+use crate::search::embedding::{self as meaning, Corpus, Embeddable};
+use crate::search::meaning::{DIM, Vector};
 use crate::search::{self, Budget, Hit, OverBudget, QueryError};
 use crate::validate::{self, Compiled, Validators};
 
@@ -204,7 +204,7 @@ pub struct Snapshot {
     validators: Validators,
     /// The catalogue's resources, templates and prompts.
     extras: Arc<Extras>,
-    /// Where its tools' vectors stand ([`super::meaning`]).
+    /// Where its tools' vectors stand ([`crate::search::embedding`]).
     meaning: meaning::State,
 }
 
@@ -483,7 +483,7 @@ impl Snapshot {
     }
 
     /// Where its tools' vectors stand.
-    pub(super) fn meaning_state(&self) -> &meaning::State {
+    fn meaning_state(&self) -> &meaning::State {
         &self.meaning
     }
 
@@ -522,6 +522,27 @@ impl Snapshot {
             .into_iter()
             .map(|h| (&self.tools[h.doc], h))
             .collect())
+    }
+}
+
+/// The embedding job fills a snapshot's tools' vectors and keeps its state on it.
+impl Corpus for Snapshot {
+    fn members(&self) -> Vec<&dyn Embeddable> {
+        self.tools().iter().map(|t| &**t as &dyn Embeddable).collect()
+    }
+
+    fn state(&self) -> &meaning::State {
+        self.meaning_state()
+    }
+}
+
+impl Embeddable for Tool {
+    fn vectors(&self) -> Option<&[Vector]> {
+        Tool::vectors(self)
+    }
+
+    fn set_vectors(&self, vectors: Box<[Vector]>) {
+        Tool::set_vectors(self, vectors);
     }
 }
 

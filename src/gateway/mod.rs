@@ -24,11 +24,12 @@ use crate::access::rate::Place;
 use crate::access::{Limiter, Scope};
 use crate::backends::upstream::Upstreams;
 use crate::backends::{Answer, Backend, Call, Families};
-use crate::catalogue::{Meaning, Snapshot, Store};
+use crate::catalogue::{Snapshot, Store};
 use crate::error::Error;
 use crate::history::{Ended, Finished, Sent, Size};
 use crate::limits::{LARGE_PARAMS_VALUES, Limits};
 use crate::registry::{Builtins, Entry};
+use crate::search::Meaning;
 
 /// Who is asking for a tool by name, which decides what the name may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

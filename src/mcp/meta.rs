@@ -14,7 +14,6 @@ use super::convert::{answer, failure, pretty, run_result};
 use super::page;
 use super::tools::COMMANDS;
 use crate::access::Scope;
-use crate::catalogue::{Meaning, Ranker};
 use crate::catalogue::{Snapshot, Tool, example};
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
@@ -22,6 +21,7 @@ use crate::limits::QUERY_MAX_CHARS;
 use crate::limits::{LIST_LIMIT_DEFAULT, LIST_LIMIT_RANGE, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
 use crate::registry::Entry;
 use crate::search::{self, QueryError};
+use crate::search::{Meaning, Ranker};
 
 /// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
 pub(crate) async fn call(

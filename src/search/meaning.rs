@@ -1,7 +1,7 @@
 //! Search by meaning: which texts of a tool are embedded, the vectors a tool keeps (int8,
 //! a quarter of the f32 size), and the query side — token ids from the WordPiece
-//! tokenizer, a sentence vector from the model, both compiled in ([`super::embed`]).
-//! No I/O: the catalogue caches vectors on disk and decides when to compute them.
+//! tokenizer, a sentence vector from the model, both compiled in (`toolgate-minilm`).
+//! No I/O: `embedding` decides when to compute vectors, `vector_cache` keeps them on disk.
 
 use std::borrow::Cow;
 use std::fmt;

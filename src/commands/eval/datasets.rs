@@ -8,8 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{Report, run};
-use crate::catalogue::meaning::Settings;
-use crate::catalogue::{Meaning, Origin, Ranker, Snapshot, load};
+use crate::catalogue::{Origin, Snapshot, load};
+use crate::search::embedding::Settings;
+use crate::search::{Meaning, Ranker};
 
 /// One dataset's evaluation.
 #[derive(Debug, Clone)]
@@ -54,7 +55,7 @@ pub async fn measure(
     let snapshot = Arc::new(snapshot);
     let meaning = Arc::new(Meaning::new(settings.clone()));
     meaning.prepare(&snapshot);
-    let hybrid = meaning.settled(&snapshot).await == Ranker::Hybrid;
+    let hybrid = meaning.settled(&*snapshot).await == Ranker::Hybrid;
     let report = run(
         &snapshot,
         hybrid.then_some(&*meaning),

@@ -5,9 +5,10 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use crate::catalogue::{Meaning, Ranker, Snapshot};
+use crate::catalogue::Snapshot;
 use crate::search::eval::{Accumulator, BadLine, Summary, parse};
 use crate::search::{self, meaning::DIM};
+use crate::search::{Meaning, Ranker};
 
 pub mod datasets;
 

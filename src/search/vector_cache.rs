@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::search::meaning::{VECTOR_BYTES, Vector};
+use super::meaning::{VECTOR_BYTES, Vector};
 
 /// What a cached vector is found by: sha256 of the model identity, a NUL and the text.
 pub(super) type Key = [u8; 32];

@@ -10,10 +10,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::snapshot::{Snapshot, Tool};
+use super::document::Indexable;
+use super::meaning::{self, DIM, Embedder, Vector};
 use super::vector_cache::{self, Key, VectorCache};
-use crate::search::meaning::DIM;
-use crate::search::meaning::{self, Embedder, Vector};
 
 /// How search ranks (`TOOLGATE_SEARCH`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,24 +92,44 @@ impl Ranker {
     }
 }
 
-/// Where a snapshot's vectors stand (kept on the snapshot).
-pub(super) mod state {
+/// Where a corpus's vectors stand.
+mod state {
     /// No job asked for yet.
-    pub(in crate::catalogue) const NEW: u8 = 0;
+    pub(super) const NEW: u8 = 0;
     /// A job is estimating, or embedding what it estimated to take a moment: searches
     /// wait for it.
-    pub(in crate::catalogue) const EMBEDDING: u8 = 1;
+    pub(super) const EMBEDDING: u8 = 1;
     /// A job is embedding what it estimated to take longer than a search should wait:
     /// searches are lexical until it ends.
-    pub(in crate::catalogue) const EMBEDDING_LONG: u8 = 4;
+    pub(super) const EMBEDDING_LONG: u8 = 4;
     /// Every tool has its vectors: searches are hybrid.
-    pub(in crate::catalogue) const READY: u8 = 2;
+    pub(super) const READY: u8 = 2;
     /// Over budget, or the model cannot be used: searches stay lexical.
-    pub(in crate::catalogue) const LEXICAL: u8 = 3;
+    pub(super) const LEXICAL: u8 = 3;
 }
 
-/// A snapshot's state cell.
-pub(super) type State = AtomicU8;
+/// Where one corpus's vectors stand: kept with the corpus (a catalogue snapshot), so a
+/// new snapshot starts over and an old one's state goes with it.
+#[derive(Debug, Default)]
+pub struct State(AtomicU8);
+
+/// A tool as the embedding job sees it: its texts (what [`Indexable`] gives) and where its
+/// vectors are kept.
+pub trait Embeddable: Indexable + Send + Sync {
+    /// Its texts' vectors, once embedded.
+    fn vectors(&self) -> Option<&[Vector]>;
+    /// Keeps its vectors (the first set stays: they depend on its texts alone).
+    fn set_vectors(&self, vectors: Box<[Vector]>);
+}
+
+/// What one job embeds: a catalogue snapshot's tools, and where it says how far it got.
+/// Search knows no catalogue: the catalogue implements this for its snapshots.
+pub trait Corpus: Send + Sync + 'static {
+    /// Its tools, in order.
+    fn members(&self) -> Vec<&dyn Embeddable>;
+    /// Where its vectors stand.
+    fn state(&self) -> &State;
+}
 
 /// CPU time one token costs to embed, for the budget's estimate (measured on the 2-core
 /// machine with the int8 forward pass; batched tool texts).
@@ -170,11 +189,11 @@ impl Meaning {
     }
 
     /// Starts embedding `snapshot`'s tools on a background thread, once per snapshot.
-    pub fn prepare(self: &Arc<Self>, snapshot: &Arc<Snapshot>) {
+    pub fn prepare<C: Corpus>(self: &Arc<Self>, snapshot: &Arc<C>) {
         if self.mode == SearchMode::Lexical {
             return;
         }
-        let cell = snapshot.meaning_state();
+        let cell = &snapshot.state().0;
         if cell
             .compare_exchange(state::NEW, state::EMBEDDING, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
@@ -185,14 +204,14 @@ impl Meaning {
         let spawned = std::thread::Builder::new()
             .name("toolgate-embed".into())
             .spawn(move || {
-                let outcome = me.embed_snapshot(&snapshot);
-                me.set(&snapshot, outcome);
+                let outcome = me.embed_snapshot(&*snapshot);
+                me.set(&*snapshot, outcome);
                 // The batches' activations and the cache's table are freed by now.
-                let before = super::store::resident_mb();
-                super::store::give_back_free_memory();
+                let before = crate::memory::resident_mb();
+                crate::memory::give_back_free_memory();
                 tracing::debug!(
                     "catalogue embedded; resident {before} MB, {} MB after freeing the job's scratch",
-                    super::store::resident_mb()
+                    crate::memory::resident_mb()
                 );
             });
         if let Err(e) = spawned {
@@ -202,13 +221,13 @@ impl Meaning {
     }
 
     /// Moves `snapshot` to `state` and wakes the searches waiting on it.
-    fn set(&self, snapshot: &Snapshot, state: u8) {
-        snapshot.meaning_state().store(state, Ordering::Release);
+    fn set(&self, snapshot: &dyn Corpus, state: u8) {
+        snapshot.state().0.store(state, Ordering::Release);
         self.changes.send_modify(|n| *n += 1);
     }
 
     /// Embeds what `snapshot`'s tools lack and says how it ended ([`state`]).
-    fn embed_snapshot(&self, snapshot: &Snapshot) -> u8 {
+    fn embed_snapshot(&self, snapshot: &dyn Corpus) -> u8 {
         let _one_at_a_time = self.job.lock().unwrap_or_else(PoisonError::into_inner);
         let started = Instant::now();
         let embedder = match Embedder::get() {
@@ -218,7 +237,8 @@ impl Meaning {
                 return state::LEXICAL;
             }
         };
-        let lacking: Vec<&Arc<Tool>> = snapshot.tools().iter().filter(|t| t.vectors().is_none()).collect();
+        let members = snapshot.members();
+        let lacking: Vec<&dyn Embeddable> = members.iter().copied().filter(|t| t.vectors().is_none()).collect();
         if lacking.is_empty() {
             return state::READY;
         }
@@ -231,12 +251,12 @@ impl Meaning {
         let compiled = vector_cache::compiled_in();
         // Per tool, its texts' keys; the texts no cache holds, once each: those compiled
         // in are taken from there (and added to the cache), the rest embedded.
-        let mut wanted: Vec<(&Arc<Tool>, Vec<Key>)> = Vec::with_capacity(lacking.len());
+        let mut wanted: Vec<(&dyn Embeddable, Vec<Key>)> = Vec::with_capacity(lacking.len());
         let mut missing: Vec<(Key, Cow<'_, str>)> = Vec::new();
         let mut from_binary: Vec<(Key, Vector)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for tool in lacking {
-            let texts = meaning::texts(&**tool);
+            let texts = meaning::texts(tool);
             let keys: Vec<Key> = texts
                 .iter()
                 .map(|t| vector_cache::key(embedder.model_id(), t))
@@ -294,7 +314,7 @@ impl Meaning {
         }
         tracing::info!(
             "search by meaning ready: {} tools, {embedded} texts embedded in {:.1} s, {} from the cache, {} compiled in",
-            snapshot.tools().len(),
+            members.len(),
             started.elapsed().as_secs_f64(),
             wanted.iter().map(|(_, k)| k.len()).sum::<usize>() - new.len(),
             new.len() - embedded,
@@ -304,14 +324,14 @@ impl Meaning {
 
     /// Which ranker `snapshot`'s searches get: hybrid once its tools have vectors;
     /// while a job it estimated to be short runs, after waiting for it; else lexical.
-    pub async fn ranker(&self, snapshot: &Snapshot) -> Ranker {
+    pub async fn ranker(&self, snapshot: &dyn Corpus) -> Ranker {
         if self.mode == SearchMode::Lexical {
             return Ranker::Lexical;
         }
         let mut changes = self.changes.subscribe();
         let deadline = tokio::time::Instant::now() + WAIT_MAX;
         loop {
-            match snapshot.meaning_state().load(Ordering::Acquire) {
+            match snapshot.state().0.load(Ordering::Acquire) {
                 state::READY => return Ranker::Hybrid,
                 state::EMBEDDING => {
                     if tokio::time::timeout_at(deadline, changes.changed()).await.is_err() {
@@ -325,13 +345,13 @@ impl Meaning {
 
     /// The ranker `snapshot`'s searches get once its job, however long, has ended: for
     /// `catalogue eval`, which measures both.
-    pub async fn settled(&self, snapshot: &Snapshot) -> Ranker {
+    pub async fn settled(&self, snapshot: &dyn Corpus) -> Ranker {
         if self.mode == SearchMode::Lexical {
             return Ranker::Lexical;
         }
         let mut changes = self.changes.subscribe();
         loop {
-            match snapshot.meaning_state().load(Ordering::Acquire) {
+            match snapshot.state().0.load(Ordering::Acquire) {
                 state::READY => return Ranker::Hybrid,
                 state::EMBEDDING | state::EMBEDDING_LONG => {
                     if changes.changed().await.is_err() {
