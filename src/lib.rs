@@ -18,15 +18,18 @@ pub mod gateway;
 pub mod history;
 pub mod limits;
 pub mod mcp;
-pub mod memory;
 pub mod message;
 pub mod metrics;
 pub mod operator;
 pub mod registry;
 pub mod sandbox;
-pub mod search;
 pub mod secrets;
 pub mod transport;
 pub mod validate;
 
 pub use error::{Error, Result};
+/// Search by intent and by meaning: a crate of its own (`crates/search`), so the compiler
+/// holds it to knowing nothing of the catalogue, the gateway or MCP.
+pub use toolgate_search as search;
+/// The process's memory helpers, shared with search's embedding job.
+pub use toolgate_search::memory;

@@ -5,6 +5,7 @@
 //! hides a limit inside a function.
 
 use std::time::Duration;
+pub use toolgate_search::limits::{QUERY_MAX_CHARS, TYPO_WORD_MAX_CHARS};
 
 /// Longest slug that may be advertised as an MCP tool name (the spec's tool-name grammar).
 pub const SLUG_MAX_LEN: usize = 64;
@@ -293,21 +294,6 @@ pub const SEARCH_LIMIT_DEFAULT: usize = 10;
 
 /// The limits a meta-tool search accepts: enough to choose from, not a catalogue dump.
 pub const SEARCH_LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=50;
-
-/// How much of a search query is read, in characters: a longer one (an agent pastes a
-/// whole task, sometimes with an image in base64) is searched by its start, and the
-/// meta-tool's answer says so. The model reads 128 tokens (about 500–700 characters of
-/// prose) anyway. The cut comes first, in the index itself, so nothing past it is
-/// tokenised, looked up or embedded by any caller (the meta-tool's search, the prompts,
-/// close-match advice).
-pub const QUERY_MAX_CHARS: usize = 1_000;
-
-/// Longest word, in characters, that the typo index holds and that a query corrects for
-/// typos. The typo index keeps each word with every one of its characters deleted, so its
-/// size grows with the square of a word's length: one 60,000-letter word held 3.3 GB.
-/// English words and joined identifiers stay under this; a longer word is still found
-/// exactly and by prefix.
-pub const TYPO_WORD_MAX_CHARS: usize = 32;
 
 /// Longest tool name (title) kept when a catalogue is loaded, in characters; the rest is
 /// cut, with a stderr note naming the tool.

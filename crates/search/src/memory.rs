@@ -1,5 +1,6 @@
 //! The process's own memory: how much is resident, and handing freed memory back after a
-//! large job. Used by the catalogue's snapshot builds and search's embedding job.
+//! large job. Used by the embedding job here and by the catalogue's snapshot builds
+//! (which reach it through this crate: it is the lowest crate that needs it).
 
 /// Hands the allocator's free memory back to the system. After a large job (a snapshot
 /// build, a catalogue's embedding) the freed scratch stays resident in glibc's per-thread

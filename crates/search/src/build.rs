@@ -211,8 +211,8 @@ fn count(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::Document;
-    use crate::search::testutil::doc;
+    use crate::Document;
+    use crate::testutil::doc;
 
     /// A term, its surface word and its postings, for comparing builds.
     type Row = (String, String, Vec<(u32, [u16; FIELDS])>);

@@ -107,7 +107,7 @@ impl VectorCache {
 /// on both cores. Keyed like any cache, by model and text, so a text edited since, or
 /// another model, just misses and is embedded as usual.
 pub(super) fn compiled_in() -> HashMap<Key, Vector> {
-    records(include_bytes!("../../models/minilm/catalogue-vectors.bin"))
+    records(include_bytes!("../../../models/minilm/catalogue-vectors.bin"))
 }
 
 /// Every record of a cache file's `bytes` that checks out; none when it is not one.
@@ -150,7 +150,7 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::meaning::DIM;
+    use crate::meaning::DIM;
 
     fn vector(seed: u8) -> Vector {
         let mut v = [0f32; DIM];
@@ -161,7 +161,7 @@ mod tests {
 
     #[test]
     fn every_compiled_in_record_checks_out() {
-        let bytes = include_bytes!("../../models/minilm/catalogue-vectors.bin");
+        let bytes = include_bytes!("../../../models/minilm/catalogue-vectors.bin");
         assert!(bytes.starts_with(MAGIC), "not a vector cache file");
         assert_eq!((bytes.len() - MAGIC.len()) % RECORD, 0, "a torn record");
         let whole = (bytes.len() - MAGIC.len()) / RECORD;

@@ -1,7 +1,7 @@
 //! Unit tests of the index and its BM25F ranking.
 
 use super::*;
-use crate::search::testutil::doc;
+use crate::testutil::doc;
 
 fn catalogue() -> Vec<Document> {
     vec![

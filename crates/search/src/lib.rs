@@ -8,13 +8,17 @@
 //! implements [`Indexable`] and embeds what implements [`embedding::Corpus`]. Its only I/O
 //! is the vector cache's file.
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod budget;
 mod build;
 mod document;
 pub mod embedding;
 pub mod eval;
 mod index;
+pub mod limits;
 pub mod meaning;
+pub mod memory;
 mod query;
 #[cfg(test)]
 mod testutil;

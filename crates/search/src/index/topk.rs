@@ -155,8 +155,8 @@ fn kth_best(partial: &[f32], touched: &[u32], k: usize) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::super::Index;
-    use crate::search::Document;
-    use crate::search::testutil::doc;
+    use crate::Document;
+    use crate::testutil::doc;
 
     /// Tools drawn from a few words, some in every tool, so lists are long and uneven.
     fn docs(n: usize) -> Vec<Document> {

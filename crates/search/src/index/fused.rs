@@ -188,7 +188,7 @@ impl Spread {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::testutil::doc;
+    use crate::testutil::doc;
 
     fn index() -> Index {
         Index::build(&[

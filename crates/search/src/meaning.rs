@@ -263,8 +263,8 @@ impl Embedder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::Document;
-    use crate::search::testutil::doc;
+    use crate::Document;
+    use crate::testutil::doc;
 
     fn unit(seed: u32) -> [f32; DIM] {
         let mut v = [0f32; DIM];
