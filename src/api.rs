@@ -1,11 +1,11 @@
-//! The catalogue HTTP API of DESIGN §4: its wire types, shared by the client here and the
+//! The catalogue HTTP API of `docs/reference/http-api.md`: its wire types, shared by the client here and the
 //! server in `operator`, and the client the gateway uses to list, fetch and run tools.
 //!
 //! This module sits below the catalogue: it knows no catalogue type (the manifest's
 //! [`Runtime`] is defined here because the source answer carries it), so `catalogue`
 //! (whose HTTP source uses the client) depends on it and never the reverse.
 //!
-//! Every network failure becomes a typed [`Error`] with the retry semantics of DESIGN §6;
+//! Every network failure becomes a typed [`Error`] with the retry semantics of `docs/reference/errors.md`;
 //! nothing here panics on what a server sends. Bodies are read up to
 //! [`API_BODY_BYTES`](crate::limits::API_BODY_BYTES), never unbounded.
 
@@ -73,7 +73,7 @@ pub struct RunAnswer {
     pub stderr: String,
 }
 
-/// The error body every API failure carries (DESIGN §6 shape).
+/// The error body every API failure carries (`docs/reference/errors.md` shape).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ErrorBody {
     /// Always false.
@@ -291,7 +291,7 @@ impl ApiClient {
     }
 }
 
-/// Maps a non-2xx answer to the error of DESIGN §6, keeping the API's own code where it
+/// Maps a non-2xx answer to the error of `docs/reference/errors.md`, keeping the API's own code where it
 /// names a failure of the call rather than of the API.
 fn status_error(url: &Url, status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> Error {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();

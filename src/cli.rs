@@ -1,5 +1,5 @@
 //! The command line: every flag and subcommand, each flag with its environment
-//! variable (DESIGN §2). Part of the binary, not the library: it only names settings;
+//! variable (`docs/reference/settings.md`). Part of the binary, not the library: it only names settings;
 //! `config::Config` checks them.
 
 use std::ffi::OsString;
@@ -294,7 +294,7 @@ pub enum KeysCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogueCommand {
-    /// Serve a catalogue over the HTTP API (DESIGN §4).
+    /// Serve a catalogue over the HTTP API (`docs/reference/http-api.md`).
     Serve {
         /// The catalogue to serve (same forms as --catalogue); else --catalogue,
         /// TOOLGATE_CATALOGUE or TOOLGATE_API_URL; else the embedded catalogue.

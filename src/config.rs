@@ -2,7 +2,7 @@
 //! [`Config`].
 //!
 //! This module decides what a setting means and refuses what cannot be meant; it does no
-//! I/O beyond reading the values it is given. Lenient on purpose only where DESIGN says
+//! I/O beyond reading the values it is given. Lenient on purpose only where the reference says
 //! so: an unknown `TOOLGATE_EXECUTION` falls back to `remote`, so a typo can never switch
 //! on local execution of network code.
 

@@ -2,7 +2,7 @@
 //!
 //! Every failure a caller can see is a variant here. `code()` and `retryable()` are
 //! exhaustive matches, so a new variant forces both decisions; the codes are the contract
-//! of DESIGN §6 and are pinned by a unit test. This module knows nothing about MCP: the
+//! of `docs/reference/errors.md` and are pinned by a unit test. This module knows nothing about MCP: the
 //! mapping to protocol results lives in `mcp::convert`.
 
 use std::time::Duration;
@@ -330,7 +330,7 @@ fn retry_hint(after: &Option<Duration>) -> String {
 }
 
 impl Error {
-    /// The stable code of DESIGN §6, for agents to branch on.
+    /// The stable code of `docs/reference/errors.md`, for agents to branch on.
     pub fn code(&self) -> &'static str {
         match self {
             Error::ToolNotFound { .. } => "TOOL_NOT_FOUND",

@@ -1,6 +1,6 @@
 //! Every bound toolgate enforces, named and documented in one place.
 //!
-//! Nothing here does work: these are the numbers of DESIGN §2 and §7, gathered into
+//! Nothing here does work: these are the numbers of `docs/reference/limits.md`, gathered into
 //! [`Limits`] so configuration can override them within checked ranges. No other module
 //! hides a limit inside a function.
 
@@ -10,7 +10,7 @@ pub use toolgate_search::limits::{QUERY_MAX_CHARS, TYPO_WORD_MAX_CHARS};
 /// Longest slug that may be advertised as an MCP tool name (the spec's tool-name grammar).
 pub const SLUG_MAX_LEN: usize = 64;
 
-/// Heap cap for one JavaScript run, in bytes: 512 MiB, as the JS-VM seed allows V8.
+/// Heap cap for one JavaScript run, in bytes: 512 MiB: room for real data work, while eight runs at once stay within the total heap budget.
 pub const JS_HEAP_BYTES: usize = 512 * 1024 * 1024;
 
 /// Native stack QuickJS may use for one run, in bytes. It is well under the 2 MiB stack
@@ -23,7 +23,7 @@ pub const JS_STACK_BYTES: usize = 1024 * 1024;
 /// cannot allocate is thrown as a catchable `null`, which a script could swallow).
 pub const JS_INTERRUPT_RESERVE_BYTES: usize = 1024 * 1024;
 
-/// Wall-clock deadline for one JavaScript run: 30 s, as the JS-VM seed allows.
+/// Wall-clock deadline for one JavaScript run: 30 s: long enough for a script that fetches and transforms, short enough for an agent's turn.
 pub const JS_WALL_CLOCK: Duration = Duration::from_secs(30);
 
 /// Characters kept per captured output stream (stdout, stderr) of one run.
@@ -39,12 +39,11 @@ pub const RESULT_CHARS: usize = 262_144;
 /// or `auto`), each for the catalogue's lifetime.
 pub const SOURCE_CACHE_ENTRIES: u64 = 10_000;
 
-/// Deadline of one `fetch` from JavaScript, body included: 15 s, as the JS-VM seed
-/// allows; a later answer rejects with `TimeoutError`.
+/// Deadline of one `fetch` from JavaScript, body included: 15 s; a later answer rejects with `TimeoutError`.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Largest request or response body of one `fetch` from JavaScript, in bytes (8 MiB, as
-/// the JS-VM seed allows).
+/// Largest request or response body of one `fetch` from JavaScript, in bytes (8 MiB: a
+/// page or a JSON document, not a bulk download).
 pub const FETCH_BODY_BYTES: usize = 8_388_608;
 
 /// Requests one JavaScript run may have on the network at once; more wait their turn
@@ -186,8 +185,8 @@ pub const KEY_BYTES: usize = 32;
 /// Runs a minute a key may start unless its entry says otherwise.
 pub const KEY_PER_MINUTE: u32 = 600;
 
-/// Runs a minute an anonymous caller (one client address) may start: the NexusBloom
-/// seed's free tier. `TOOLGATE_ANONYMOUS_PER_MINUTE` changes it.
+/// Runs a minute an anonymous caller (one client address) may start: a free
+/// tier that lets a person try the catalogue. `TOOLGATE_ANONYMOUS_PER_MINUTE` changes it.
 pub const ANONYMOUS_PER_MINUTE: u32 = 30;
 
 /// HTTP requests a minute one principal (a key, or an anonymous client address) may
@@ -314,8 +313,8 @@ pub const MANIFEST_TAGS: usize = 32;
 pub const MANIFEST_TAG_CHARS: usize = 100;
 
 /// The longest the embedding of a catalogue's tools may be estimated to take before
-/// search by meaning is left off for it (`TOOLGATE_EMBED_BUDGET_MS`): issue 16's goal is a
-/// 10,000-tool catalogue ready within a minute on two cores.
+/// search by meaning is left off for it (`TOOLGATE_EMBED_BUDGET_MS`): a
+/// 10,000-tool catalogue is ready within a minute on two cores.
 pub const EMBED_BUDGET: Duration = Duration::from_secs(60);
 
 /// Most phrasings (requests a user would type) kept per tool when a catalogue is loaded.

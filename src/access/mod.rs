@@ -284,7 +284,7 @@ enum Need {
 }
 
 /// The middleware: admits `request` as its principal (put in its extensions) or answers
-/// 401/403 with the DESIGN §6 error body, or 429 with `Retry-After` past the principal's
+/// 401/403 with the error body of `docs/reference/errors.md`, or 429 with `Retry-After` past the principal's
 /// request rate. With OAuth on, it also serves the protected-resource metadata, and its
 /// 401s and 403s carry a `WWW-Authenticate` challenge naming it.
 pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: Request, next: Next) -> Response {
@@ -405,7 +405,7 @@ pub fn retry_after_secs(wait: std::time::Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0 || wait.is_zero())
 }
 
-/// An error answer with the DESIGN §6 body, and `challenge` as its `WWW-Authenticate`.
+/// An error answer with the error body of `docs/reference/errors.md`, and `challenge` as its `WWW-Authenticate`.
 fn refuse(status: StatusCode, code: &str, message: &str, challenge: Option<HeaderValue>) -> Response {
     let body = ErrorBody {
         success: false,

@@ -3,7 +3,7 @@
 //! against `outputSchema` even when `isError` is set (the TypeScript SDK does) accepts
 //! every answer.
 //!
-//! Why failures keep their `structuredContent` rather than dropping it: DESIGN §5 gives
+//! Why failures keep their `structuredContent` rather than dropping it: the MCP surface (`docs/reference/mcp.md`) gives
 //! programs `{success:false, error, code, retryable}` to branch on, and the spec lets an
 //! error result carry structured content; the schema is what has to say so. A top-level
 //! `anyOf` keyed on `success` does, while keeping `"type": "object"` at the root as MCP
@@ -30,7 +30,7 @@ pub fn admit_failures(schema: Value) -> Value {
     Value::Object(schema)
 }
 
-/// The schema of a catalogue tool's `structuredContent` (DESIGN §5): the run envelope
+/// The schema of a catalogue tool's `structuredContent` (`docs/reference/mcp.md`): the run envelope
 /// with the tool's own output schema under `result`, failures admitted.
 ///
 /// It is kept lean because it is repeated for every listed tool: the envelope adds

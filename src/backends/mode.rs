@@ -1,7 +1,7 @@
 //! Where code from an HTTP catalogue runs: the execution mode. The executor owns this
 //! type; `config` only builds it from `TOOLGATE_EXECUTION`.
 
-/// Where code from an HTTP catalogue runs (DESIGN §2, the NexusBloom seed).
+/// Where code from an HTTP catalogue runs (`TOOLGATE_EXECUTION`, `docs/reference/settings.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Execution {
     /// Always through the API; no source is ever fetched. The default.

@@ -1,4 +1,4 @@
-//! The manifest of one tool (DESIGN §3), as it is read from a catalogue and served again.
+//! The manifest of one tool (`docs/guides/catalogues.md`), as it is read from a catalogue and served again.
 
 use std::sync::Arc;
 

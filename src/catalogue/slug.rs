@@ -50,7 +50,7 @@ pub fn resolve<S: AsRef<str>>(slugs: &[S], wanted: &str) -> Result<usize, Error>
 ///
 /// The score is the better of normalised Damerau-Levenshtein similarity (typos) and
 /// Jaro-Winkler (shared beginnings); 0.7 is the floor under which suggestions were noise
-/// on the seed catalogue. Names longer than [`CLOSE_MATCH_MAX_CHARS`], asked for or in
+/// on the embedded catalogue. Names longer than [`CLOSE_MATCH_MAX_CHARS`], asked for or in
 /// the catalogue, are not compared: each comparison costs the product of both lengths.
 pub fn close_matches<S: AsRef<str>>(slugs: &[S], wanted: &str) -> Vec<String> {
     const FLOOR: f64 = 0.7;

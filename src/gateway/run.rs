@@ -137,7 +137,7 @@ impl Run {
     }
 }
 
-/// A snippet's error as the JS-VM seed words it (its timeout sentence).
+/// A snippet's error as `run_javascript` words it (its timeout sentence).
 pub fn snippet_error(e: &Error) -> String {
     match e {
         Error::Timeout { after, .. } => format!("Script execution timed out after {} seconds.", after.as_secs_f64()),

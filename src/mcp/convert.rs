@@ -107,7 +107,7 @@ pub(crate) fn direct_result(run: &Run) -> CallToolResult {
 }
 
 /// A run's text. A call that never reached its backend reads as a failure line in every
-/// family; otherwise each family keeps its seed's layout.
+/// family; otherwise each family keeps its own layout.
 pub(crate) fn run_text(run: &Run) -> String {
     let p = &run.answer;
     let mut text = match (&p.ended, run.shape, p.reached) {
@@ -127,7 +127,7 @@ pub(crate) fn run_text(run: &Run) -> String {
         },
     };
     if p.reached {
-        // The JS-VM seed's order: stdout, stderr, result, note, error.
+        // A snippet's order: stdout, stderr, result, note, error.
         sections(&mut text, &p.output);
         if let (Ok(result), Shape::Snippet) = (&p.ended, run.shape)
             && !result.is_null()
@@ -189,7 +189,7 @@ mod tests {
     }
 
     #[test]
-    fn a_snippet_reads_in_the_seed_order() {
+    fn a_snippet_reads_stdout_stderr_result_note_error_in_that_order() {
         let text = run_text(&run(Shape::Snippet, Ok(json!("value"))));
         let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s} in {text}"));
         assert!(text.starts_with("Code execution finished in 0.003 seconds."), "{text}");

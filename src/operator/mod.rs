@@ -1,4 +1,4 @@
-//! `toolgate catalogue serve`: the catalogue HTTP API of DESIGN §4, for operators who
+//! `toolgate catalogue serve`: the catalogue HTTP API (`docs/reference/http-api.md`), for operators who
 //! host their own tools. It drives the same [`Gateway`](crate::gateway::Gateway) as the
 //! MCP server, so validation and execution are the same code.
 

@@ -209,7 +209,7 @@ async fn exact(gw: &Gateway, slug: &str) -> Result<(Arc<Snapshot>, usize), Error
     }
 }
 
-/// An error as its status and DESIGN §6 body. A missing runtime's search paths go to
+/// An error as its status and error body of `docs/reference/errors.md`. A missing runtime's search paths go to
 /// this server's stderr only; the body names the runtime, not where it was looked for.
 fn error(e: &Error) -> Response {
     if let Error::RuntimeUnavailable { .. } = e {

@@ -19,7 +19,7 @@ fn seconds(d: std::time::Duration) -> String {
     format!("{} s", d.as_secs_f64())
 }
 
-/// The success body of both tools (the seed's fields).
+/// The success body of both tools (`docs/reference/mcp.md`).
 fn output() -> Value {
     json!({
         "type": "object",

@@ -177,7 +177,7 @@ async fn dev(nyx: &Nyxilum, name: &str, which: Dev, args: &Value) -> Result<Answ
     Ok(process(name, &out, timeout, Map::new(), Some(plainly)))
 }
 
-/// A process's answer: the seed's fields (plus `extra`) on both paths, the failure its
+/// A process's answer: its fields (plus `extra`) on both paths, the failure its
 /// verdict names (or `failed_as`, when given, for a non-zero exit), and the headline.
 fn process(
     name: &str,

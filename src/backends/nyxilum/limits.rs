@@ -9,11 +9,11 @@ use std::time::Duration;
 pub use crate::limits::{NYX_CONCURRENT_RUNS, SANDBOX_CPU_SLACK_SECONDS};
 
 /// Default deadline of one NyxilumNode run (`nyxilum_run` and friends, catalogue tools
-/// whose runtime is `nyxilum`): 10 s, as the nyxilum-mcp seed.
+/// whose runtime is `nyxilum`): 10 s: a program an agent writes and checks, not a job.
 pub const NYX_TIMEOUT: Duration = Duration::from_millis(10_000);
 
-/// The `timeout_ms` a NyxilumNode tool accepts: at least 100 ms, at most 60 s (the seed's
-/// maximum; longer work belongs in a catalogue tool or a build, not an agent's turn).
+/// The `timeout_ms` a NyxilumNode tool accepts: at least 100 ms, at most 60 s (longer
+/// work belongs in a catalogue tool or a build, not an agent's turn).
 pub const NYX_TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=60_000;
 
 /// Bytes kept per output stream of a NyxilumNode process or REPL answer: 32 KiB, so a
@@ -37,10 +37,10 @@ pub const NYX_GC_MAX_OBJECTS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_000_00
 /// Deadline of `nx --version`: it prints one line, so a slow answer means a broken install.
 pub const NYX_VERSION_TIMEOUT: Duration = Duration::from_millis(5_000);
 
-/// Live REPL sessions at once (the seed's cap): each is a process holding memory.
+/// Live REPL sessions at once (each is a process holding memory.
 pub const REPL_SESSIONS: usize = 5;
 
-/// A REPL session unused this long is closed and its folder removed (the seed's 10 min).
+/// A REPL session unused this long is closed and its folder removed.
 pub const REPL_IDLE: Duration = Duration::from_secs(600);
 
 /// How often idle REPL sessions are looked for.

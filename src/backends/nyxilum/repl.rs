@@ -1,7 +1,7 @@
 //! REPL sessions: one long-lived `nx` process (no file argument) per session, so globals
 //! survive between evaluations, under the same sandbox as a run.
 //!
-//! The protocol of the nyxilum-mcp seed: code is flattened to one line (the REPL reads one
+//! The protocol: code is flattened to one line (the REPL reads one
 //! statement per line); after it the session sends `print("<marker>")` with a one-time
 //! random marker and reads stdout until the marker appears. The output is everything
 //! before it, less the REPL's `> ` prompt, removed by position only — the two bytes right

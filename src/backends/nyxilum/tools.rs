@@ -74,7 +74,7 @@ fn code_input(what: &str) -> Value {
     })
 }
 
-/// The answer of a tool that runs one `nx` process (the seed's names).
+/// The answer of a tool that runs one `nx` process (the field names NyxilumLang users know from its own tools).
 fn process_output() -> Value {
     json!({
         "type": "object",

@@ -2,7 +2,7 @@
 //!
 //! Only allowlisted names pass from the server's environment; `HOME` and the temp
 //! variables point into the child's own folder; the backend adds its own settings; and
-//! last, every name that looks like a credential (DESIGN §7, by the one rule of
+//! last, every name that looks like a credential (`docs/reference/limits.md`, by the one rule of
 //! [`crate::secrets`], the same that masks history) is removed, even one that was
 //! allowlisted or set on purpose.
 

@@ -1,7 +1,7 @@
 //! The generic process backend: runs a runtime program (NyxilumNode, python3, ...) on
 //! code written to a fresh folder, with the sandbox, a SIGKILL deadline and capped output.
 //!
-//! The rules every child gets (DESIGN §7): its files are written to its own temp folder,
+//! The rules every child gets (`docs/reference/limits.md`): its files are written to its own temp folder,
 //! whose path reaches it only as an argument (never through a shell); it works in that
 //! folder; its environment is built from an allowlist with credentials removed (`env`);
 //! it leads its own process group, and the whole group (and its cgroup, where the

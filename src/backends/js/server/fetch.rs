@@ -1,6 +1,6 @@
 //! The server's half of `fetch`: a worker's engine has no network of its own, so each
 //! request it makes crosses the pipe (`host.rs` on the worker's side) and is made here with reqwest,
-//! and every limit of DESIGN §7 holds whatever the script does: http/https only, one
+//! and every limit of `docs/reference/limits.md` holds whatever the script does: http/https only, one
 //! deadline per request (a `TimeoutError`), request and response bodies capped in bytes
 //! (the response is read in chunks and dropped at the cap, never buffered whole first),
 //! no cookie jar, no proxy, and the address policy of `policy.rs` on the first request

@@ -248,8 +248,8 @@ impl Js {
         })
     }
 
-    /// Runs a snippet as the body of an async function: the JS-VM seed's
-    /// `run_javascript`, or with `typescript` its `run_typescript` (types erased first,
+    /// Runs a snippet as the body of an async function:
+    /// `run_javascript`, or with `typescript` `run_typescript` (types erased first,
     /// lines kept), for `party`. Cancelling `cancel` stops it as in [`Js::run_tool`].
     pub async fn run_snippet(
         &self,

@@ -1,7 +1,7 @@
 //! The host half of `fetch`, `TextEncoder`/`TextDecoder`, timers and `mcp` inside an
 //! engine: the functions `web.js` and `client.js` receive. The engine has no network and
 //! no client of its own; each request goes to a [`Port`] — in a worker, the pipe to the
-//! server, which makes it under the address policy and every limit of DESIGN §7
+//! server, which makes it under the address policy and every limit of `docs/reference/limits.md`
 //! (`fetch.rs`), and passes notes and asks to the MCP client of the run's call.
 
 use std::collections::HashMap;

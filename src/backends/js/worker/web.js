@@ -1,5 +1,5 @@
 // Installed into every fresh QuickJS context after the console: minimal shims of the web
-// APIs the JS-VM seed offers — fetch, Headers, Response, AbortController/AbortSignal,
+// APIs scripts expect — fetch, Headers, Response, AbortController/AbortSignal,
 // TextEncoder, TextDecoder. The host functions arrive as arguments and stay private to
 // this closure:
 //   host.fetch(url, method, headersJson, body|null, redirect, id) → Promise of
