@@ -1,7 +1,8 @@
 //! toolgate: an MCP gateway to a catalogue of tools.
 //!
-//! Data flows one way (see ARCHITECTURE.md): transport → mcp → gateway →
-//! {catalogue, search, validate, exec}. This file only declares modules.
+//! Data flows one way (see ARCHITECTURE.md): transport → mcp → gateway → registry →
+//! backends → {catalogue, search, validate, history, sandbox}. This file only declares
+//! modules.
 
 #![warn(missing_docs, unreachable_pub)]
 

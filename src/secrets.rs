@@ -1,6 +1,6 @@
 //! What names a secret: the one word list behind every place toolgate hides credentials —
 //! history redaction (`history::redact`), validation messages that would quote a value
-//! (`validate`) and the child-process environment scrub (`exec::process::env`).
+//! (`validate`) and the child-process environment scrub (`backends::process::env`).
 //!
 //! **The rule.** A name (a JSON key, an environment variable) is split into words at
 //! every character that is not a letter or digit, between a lower-case letter and an

@@ -14,7 +14,7 @@
 //! Everything the child needs is prepared in the parent (`child.rs`): after `fork` the
 //! child only makes system calls, so it never allocates or takes a lock. This module
 //! knows nothing about what runs inside (NyxilumNode, python3, a future JS worker) or
-//! about MCP; `exec::process` uses it.
+//! about MCP; `backends::process` uses it.
 
 mod cgroup;
 mod child;

@@ -20,15 +20,8 @@
 //! of scratch per token of the texts it processes together (at most [`BATCH_ROWS`] tokens
 //! per pass, or one text of up to 512 tokens: ≤ 10 MB) and frees it on return.
 //!
-//! **Measured** (2026-12-02, release, the project's 2-core AMD EPYC with AVX2, load
-//! average ≈ 0.5, `benches/embed.rs`): a 27-token query p50 6.2 ms, p99 6.7 ms on one
-//! thread; tool texts of 25–60 tokens batched 0.24 ms of CPU per token (10,000 of them
-//! ≈ 100 s of CPU, 50 s on two cores); MetaTool's 20,614 queries 0.26 ms per token one
-//! by one. An x86_64 CPU without AVX2 (SSE2 kernel, measured here by forcing it):
-//! 0.38 ms per token batched, a 27-token query 10.5 ms. Parity on MetaTool: min cosine 0.9999998 with onnxruntime (199 tools, every
-//! 10th query) and 0.9999995 with the spike's tract vectors (all 20,614 queries);
-//! cosine-only nDCG@10 0.6834 against the reference's 0.6835. Binary growth once
-//! linked: +23.0 MB (22.9 MB of weights, ≈ 0.15 MB of code).
+//! Its speed and its parity with onnxruntime are measured by `cargo bench --bench embed`
+//! and the parity tests; the current figures are in `docs/performance.md`.
 
 pub mod wordpiece;
 

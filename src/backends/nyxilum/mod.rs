@@ -2,7 +2,7 @@
 //! `--version`, keeps REPL sessions, builds and tests its own checkout, and runs
 //! catalogue tools whose runtime is `nyxilum`.
 //!
-//! Every call on caller code goes through `exec::process` with the sandbox, an
+//! Every call on caller code goes through `backends::process` with the sandbox, an
 //! allowlisted environment plus `NX_SANDBOX=1` (fixed, never from the caller), the
 //! caller's deadline and 32 KiB per output stream. NyxilumNode prints `Runtime Error:` and
 //! `Parse Error:` on **stdout** and exits 1; [`verdict`] turns that into a failure that

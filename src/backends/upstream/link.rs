@@ -34,7 +34,7 @@ use crate::limits::{
 };
 
 /// Names passed from toolgate's environment to an upstream child besides
-/// `exec::process::env::ALLOWLIST`: what a Node or Python server needs to find its
+/// `backends::process::env::ALLOWLIST`: what a Node or Python server needs to find its
 /// caches and certificates. Credential-like names are removed even from these; a
 /// server gets a credential only through its own `env`.
 pub const ENV_PASS: &[&str] = &[
@@ -377,7 +377,7 @@ async fn list(peer: &Peer<RoleClient>, server: &str) -> Result<Vec<McpTool>, Ser
     Ok(tools)
 }
 
-/// A child's environment: the allowlisted base of `exec::process::env` (credentials
+/// A child's environment: the allowlisted base of `backends::process::env` (credentials
 /// removed, as for every child), then the server's own `env` as configured.
 fn environment(
     parent: impl IntoIterator<Item = (OsString, OsString)>,

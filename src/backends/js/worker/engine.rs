@@ -50,7 +50,7 @@ static BOOT: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
 /// The web shims' installer as bytecode, compiled once per process on first use. Kept
 /// out of the boot module because most runs never fetch: reading, running and later
 /// freeing the shims was about a sixth of a catalogue tool run's CPU in the worker
-/// (`perf`, `base64-codec` under load, 2026-12-01).
+/// (`perf` over `cargo bench --bench js`).
 static WEB_CODE: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
 
 /// The console's value formatter, kept where only the host can reach it.
