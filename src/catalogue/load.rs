@@ -143,8 +143,11 @@ pub fn embedded() -> Loaded {
 /// outside it is read: no symbolic link below the root is followed (`beneath.rs`), and
 /// each one met where a tool folder, a manifest, a source or an extras file should be is a
 /// problem that names it.
-pub fn dir(root: &Path) -> Result<Loaded, String> {
-    let cannot = |e: &dyn std::fmt::Display| format!("cannot read catalogue folder {}: {e}", root.display());
+pub fn dir(root: &Path) -> Result<Loaded, LoadError> {
+    let cannot = |e: &dyn std::fmt::Display| LoadError::Folder {
+        path: root.to_owned(),
+        reason: e.to_string(),
+    };
     let folder = Folder::root(root).map_err(|e| cannot(&e))?;
     let entries = folder.entries().map_err(|e| cannot(&e))?;
     let mut loaded = Loaded::default();
@@ -191,7 +194,7 @@ pub fn dir(root: &Path) -> Result<Loaded, String> {
 
 /// A `{"tools": [manifest, ...], "resources": [...], "prompts": [...]}` file, each
 /// `source` holding code inline.
-pub fn file(path: &Path) -> Result<Loaded, String> {
+pub fn file(path: &Path) -> Result<Loaded, LoadError> {
     let origin = path.display().to_string();
     let bytes = read_opened(&origin, open_file(path)?)?;
     from_file_bytes(&origin, &bytes)
@@ -199,8 +202,11 @@ pub fn file(path: &Path) -> Result<Loaded, String> {
 
 /// Opens a catalogue file to read later (the server's build does, off its async workers):
 /// a missing or unreadable file, or a folder, is an error now.
-pub fn open_file(path: &Path) -> Result<std::fs::File, String> {
-    let fail = |e: &dyn std::fmt::Display| format!("cannot read catalogue file {}: {e}", path.display());
+pub fn open_file(path: &Path) -> Result<std::fs::File, LoadError> {
+    let fail = |e: &dyn std::fmt::Display| LoadError::File {
+        origin: path.display().to_string(),
+        reason: e.to_string(),
+    };
     let file = std::fs::File::open(path).map_err(|e| fail(&e))?;
     match file.metadata() {
         Ok(m) if m.is_dir() => Err(fail(&"it is a folder")),
@@ -210,24 +216,32 @@ pub fn open_file(path: &Path) -> Result<std::fs::File, String> {
 }
 
 /// The whole content of a file [`open_file`] opened; `origin` names it in an error.
-pub fn read_opened(origin: &str, mut file: std::fs::File) -> Result<Vec<u8>, String> {
+pub fn read_opened(origin: &str, mut file: std::fs::File) -> Result<Vec<u8>, LoadError> {
     use std::io::Read as _;
     let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| usize::try_from(m.len()).unwrap_or(0)));
-    file.read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read catalogue file {origin}: {e}"))?;
+    file.read_to_end(&mut bytes).map_err(|e| LoadError::File {
+        origin: origin.to_owned(),
+        reason: e.to_string(),
+    })?;
     Ok(bytes)
 }
 
 /// Checks that a catalogue folder can be listed, so a wrong path stops the server at start;
 /// [`dir`] reads it later.
-pub fn check_dir(root: &Path) -> Result<std::path::PathBuf, String> {
-    std::fs::read_dir(root).map_err(|e| format!("cannot read catalogue folder {}: {e}", root.display()))?;
+pub fn check_dir(root: &Path) -> Result<std::path::PathBuf, LoadError> {
+    std::fs::read_dir(root).map_err(|e| LoadError::Folder {
+        path: root.to_owned(),
+        reason: e.to_string(),
+    })?;
     Ok(root.to_owned())
 }
 
 /// A catalogue file's content, read from `origin`, as [`file`] reads it.
-pub fn from_file_bytes(origin: &str, bytes: &[u8]) -> Result<Loaded, String> {
-    let doc = parse_list(bytes).map_err(|e| format!("catalogue file {origin}: {e}"))?;
+pub fn from_file_bytes(origin: &str, bytes: &[u8]) -> Result<Loaded, LoadError> {
+    let doc = parse_list(bytes).map_err(|problem| LoadError::Document {
+        origin: origin.to_owned(),
+        problem,
+    })?;
     Ok(from_document(origin, doc, true))
 }
 
@@ -240,12 +254,48 @@ pub fn from_file_bytes(origin: &str, bytes: &[u8]) -> Result<Loaded, String> {
 /// not one, a tool that is not JSON) is read whole the original way, so a document fails
 /// with the same message too. At 100,000 tools (a 65 MB file) this took the read from
 /// 1.2–1.3 s to 0.73–0.80 s on the shared 2-core machine the scale bench runs on.
-pub fn parse_list(bytes: &[u8]) -> Result<Document, String> {
+pub fn parse_list(bytes: &[u8]) -> Result<Document, NotACatalogue> {
     match parse_split(bytes) {
         Some(doc) => Ok(doc),
-        None => parse_whole(bytes),
+        None => parse_whole(bytes).map_err(NotACatalogue),
     }
 }
+
+/// Why a catalogue source could not be read at all. A problem with one tool is no error:
+/// it is kept in [`Loaded::problems`] and the other tools load.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The folder cannot be listed or opened.
+    #[error("cannot read catalogue folder {}: {reason}", path.display())]
+    Folder {
+        /// The folder.
+        path: std::path::PathBuf,
+        /// What the system said.
+        reason: String,
+    },
+    /// The file cannot be opened or read, or is a folder.
+    #[error("cannot read catalogue file {origin}: {reason}")]
+    File {
+        /// The file, as the user named it.
+        origin: String,
+        /// What the system said.
+        reason: String,
+    },
+    /// The file was read but is not a catalogue document.
+    #[error("catalogue file {origin}: {problem}")]
+    Document {
+        /// The file, as the user named it.
+        origin: String,
+        /// What is wrong with it.
+        problem: NotACatalogue,
+    },
+}
+
+/// Why a document (a catalogue file, the API's list answer) is not a catalogue: not JSON,
+/// or not `{"tools": [...]}`; the text says which and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotACatalogue(String);
 
 /// The fast path of [`parse_list`]; `None` sends the document to [`parse_whole`].
 fn parse_split(bytes: &[u8]) -> Option<Document> {
@@ -422,9 +472,9 @@ mod tests {
         assert_eq!(doc.tools.len(), 2);
         assert!(doc.tools[0].is_ok() && doc.tools[1].is_err());
         assert!(doc.prompts.is_empty());
-        assert!(parse_list(b"{\"tools\": 5}").unwrap_err().contains("\"tools\" array"));
+        assert!(parse_list(b"{\"tools\": 5}").unwrap_err().to_string().contains("\"tools\" array"));
         assert!(parse_list(b"{\"resources\": []}").is_err(), "no tools");
-        assert!(parse_list(b"{\"tools\": [").unwrap_err().starts_with("not JSON"));
+        assert!(parse_list(b"{\"tools\": [").unwrap_err().to_string().starts_with("not JSON"));
     }
 
     #[test]
@@ -443,7 +493,7 @@ mod tests {
         assert_eq!(split.resources, whole.resources);
         let out_of_range = br#"{"tools": [{"slug": "a"}, {"slug": "b", "x": 1e999}]}"#;
         assert!(parse_split(out_of_range).is_none());
-        assert_eq!(parse_list(out_of_range).err(), parse_whole(out_of_range).err());
+        assert_eq!(parse_list(out_of_range).err(), parse_whole(out_of_range).err().map(NotACatalogue));
     }
 
     #[test]

@@ -225,7 +225,7 @@ impl Snapshot {
                     if let Err(reason) = validate::compile(&tool.manifest.input_schema.value()) {
                         problems.push(Problem::SetAside {
                             slug: tool.slug().to_owned(),
-                            reason,
+                            reason: reason.to_string(),
                         });
                     }
                 }

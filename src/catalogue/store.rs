@@ -112,8 +112,11 @@ impl Store {
         let validators = Validators::new(validators as u64);
         let loaded = match source {
             SourceSpec::Embedded => None,
-            SourceSpec::Dir(path) => Some(Read::Dir(load::check_dir(path)?)),
-            SourceSpec::File(path) => Some(Read::File(path.display().to_string(), load::open_file(path)?)),
+            SourceSpec::Dir(path) => Some(Read::Dir(load::check_dir(path).map_err(|e| e.to_string())?)),
+            SourceSpec::File(path) => Some(Read::File(
+                path.display().to_string(),
+                load::open_file(path).map_err(|e| e.to_string())?,
+            )),
             SourceSpec::Http(base) => {
                 let client = client.ok_or_else(|| format!("no API client for {base}"))?;
                 let cache = (!ttl.is_zero()).then(|| Cache::builder().max_capacity(1).time_to_live(ttl).build());
@@ -164,7 +167,7 @@ impl Store {
                             Some(Read::File(origin, file)) => load::read_opened(&origin, file)
                                 .and_then(|bytes| load::from_file_bytes(&origin, &bytes)),
                         };
-                        let built = loaded.and_then(|loaded| {
+                        let built = loaded.map_err(|e| e.to_string()).and_then(|loaded| {
                             build(&reported, &reserved, loaded, Origin::Local, (budget, &validators))
                         });
                         counted(&built);

@@ -165,8 +165,8 @@ pub async fn run(
 async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>, Vec<String>), String> {
     let (loaded, origin) = match &config.source {
         SourceSpec::Embedded => (load::embedded(), Origin::Local),
-        SourceSpec::Dir(path) => (load::dir(path)?, Origin::Local),
-        SourceSpec::File(path) => (load::file(path)?, Origin::Local),
+        SourceSpec::Dir(path) => (load::dir(path).map_err(|e| e.to_string())?, Origin::Local),
+        SourceSpec::File(path) => (load::file(path).map_err(|e| e.to_string())?, Origin::Local),
         SourceSpec::Http(base) => {
             let client = ApiClient::new(base, config.api_key.clone(), config.limits.http_timeout)?;
             let body = match client.list(None).await.map_err(|e| e.to_string())? {

@@ -19,7 +19,7 @@ pub struct Builtin {
     pub definition: Definition,
     /// Its input schema, compiled on first use: compiling costs ~1 ms a schema (most of
     /// a cold start with the runtime tools on), and `initialize` should not wait for it.
-    validator: OnceLock<Result<Arc<Compiled>, String>>,
+    validator: OnceLock<Result<Arc<Compiled>, validate::SchemaError>>,
     /// How its answers are laid out.
     pub shape: Shape,
     /// Params worth showing as a ready-to-send call.

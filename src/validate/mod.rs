@@ -55,7 +55,7 @@ impl std::fmt::Debug for Compiled {
 /// schema keeps its validator. A schema that does not compile is kept as its reason, so
 /// it is compiled (and reported) once, not on every call.
 #[derive(Clone)]
-pub struct Validators(moka::sync::Cache<Arc<str>, Result<Arc<Compiled>, Arc<str>>>);
+pub struct Validators(moka::sync::Cache<Arc<str>, Result<Arc<Compiled>, SchemaError>>);
 
 impl std::fmt::Debug for Validators {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -73,16 +73,11 @@ impl Validators {
     /// is held; the error says why the schema itself is unusable. Two threads asking for
     /// the same schema at once compile it once.
     /// `report` is told why when the schema is compiled now and does not compile.
-    pub fn get(&self, text: &Arc<str>, report: impl FnOnce(&str)) -> Result<Arc<Compiled>, String> {
-        self.0
-            .get_with_by_ref(text, || {
-                let schema: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-                compile(&schema).map(Arc::new).map_err(|e| {
-                    report(&e);
-                    Arc::from(e)
-                })
-            })
-            .map_err(|e| e.to_string())
+    pub fn get(&self, text: &Arc<str>, report: impl FnOnce(&str)) -> Result<Arc<Compiled>, SchemaError> {
+        self.0.get_with_by_ref(text, || {
+            let schema: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            compile(&schema).map(Arc::new).inspect_err(|e| report(&e.to_string()))
+        })
     }
 }
 
@@ -91,17 +86,31 @@ fn options() -> jsonschema::ValidationOptions<'static> {
     jsonschema::options().with_keyword(keywords::PATTERN, keywords::BoundedPattern::compile)
 }
 
+/// Why a tool's input schema is unusable: the tool cannot be called until it is fixed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    /// The schema is not a JSON object.
+    #[error("input_schema must be a JSON object")]
+    NotAnObject,
+    /// Checking it could cost without bound (too deep, too many branches, ...).
+    #[error("input_schema is refused: {0}")]
+    Refused(String),
+    /// The validator library does not accept it.
+    #[error("input_schema does not compile: {0}")]
+    DoesNotCompile(String),
+}
+
 /// Compiles a schema; the error says why the schema itself is unusable (it does not
 /// compile, or checking it could cost without bound).
-pub fn compile(schema: &Value) -> Result<Compiled, String> {
+pub fn compile(schema: &Value) -> Result<Compiled, SchemaError> {
     if !schema.is_object() {
-        return Err("input_schema must be a JSON object".to_owned());
+        return Err(SchemaError::NotAnObject);
     }
-    let facts = shape::inspect(schema).map_err(|e| format!("input_schema is refused: {e}"))?;
+    let facts = shape::inspect(schema).map_err(|e| SchemaError::Refused(e.to_string()))?;
     let verdict_schema = shape::verdict(schema);
     let verdict = options()
         .build(&verdict_schema)
-        .map_err(|e| format!("input_schema does not compile: {e}"))?;
+        .map_err(|e| SchemaError::DoesNotCompile(e.to_string()))?;
     Ok(Compiled {
         verdict,
         schema: verdict_schema,
@@ -301,6 +310,7 @@ mod tests {
             cache
                 .get(&broken, |e| told = e.to_owned())
                 .unwrap_err()
+                .to_string()
                 .contains("does not compile")
         );
         assert!(told.contains("does not compile"), "reported when compiled");
@@ -365,7 +375,7 @@ mod tests {
             let prev = format!("#/$defs/d{}", i - 1);
             defs.insert(format!("d{i}"), json!({"anyOf": [{"$ref": prev}, {"$ref": prev}]}));
         }
-        let refused = compile(&json!({"$ref": "#/$defs/d30", "$defs": defs})).unwrap_err();
+        let refused = compile(&json!({"$ref": "#/$defs/d30", "$defs": defs})).unwrap_err().to_string();
         assert!(refused.contains("unfold into more than"), "{refused}");
     }
 
@@ -416,7 +426,7 @@ mod tests {
 
     #[test]
     fn backtracking_names_are_refused_and_every_multi_branch_failure_is_described() {
-        let names = compile(&json!({"patternProperties": {"^(?=a)": {}}})).unwrap_err();
+        let names = compile(&json!({"patternProperties": {"^(?=a)": {}}})).unwrap_err().to_string();
         assert!(names.contains("patternProperties"), "{names}");
         let schema = json!({
             "type": "object",

@@ -45,7 +45,7 @@ pub async fn measure(
     let catalogue = dir.join("catalogue.json");
     let queries = dir.join("queries.jsonl");
     let text = std::fs::read_to_string(&queries).map_err(|e| format!("cannot read {}: {e}", queries.display()))?;
-    let loaded = load::file(&catalogue)?;
+    let loaded = load::file(&catalogue).map_err(|e| e.to_string())?;
     let mut problems = loaded.problems;
     let entries = loaded.entries;
     let (snapshot, built) = tokio::task::spawn_blocking(move || Snapshot::build(entries, Origin::Local))
