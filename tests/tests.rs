@@ -48,7 +48,6 @@ mod sandbox_leaks;
 mod search;
 mod shell;
 mod source_naming;
-mod startup_layout;
 mod stdout_purity;
 mod terminal;
 mod tool_client;
