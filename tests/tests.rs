@@ -46,6 +46,7 @@ mod run_javascript;
 mod sandbox;
 mod sandbox_leaks;
 mod search;
+mod settings_reference;
 mod shell;
 mod source_naming;
 mod stdout_purity;
