@@ -29,7 +29,10 @@ fn the_settings_reference_lists_exactly_the_settings_the_code_reads() {
         missing.is_empty() && extra.is_empty(),
         "{REFERENCE} is out of step with src/:\n  read by the code but missing from it: {missing:?}\n  named in it but read nowhere in src/: {extra:?}"
     );
-    assert!(code.len() > 10, "the scan of src/ found only {code:?}: is it still reading the right folder?");
+    assert!(
+        code.len() > 10,
+        "the scan of src/ found only {code:?}: is it still reading the right folder?"
+    );
 }
 
 /// The checker itself, on a small source: literals count, comments and test items don't.
@@ -53,7 +56,10 @@ fn the_scan_reads_literals_and_skips_comments_and_tests() {
     "###;
     let scan = scan(source);
     let names: Vec<&str> = scan.names.iter().map(String::as_str).collect();
-    assert_eq!(names, ["NX_FLAG_VAR", "TOOLGATE_IN_MESSAGE", "TOOLGATE_RAW", "TOOLGATE_READ"]);
+    assert_eq!(
+        names,
+        ["NX_FLAG_VAR", "TOOLGATE_IN_MESSAGE", "TOOLGATE_RAW", "TOOLGATE_READ"]
+    );
     assert_eq!(scan.test_files, [TestFile::Path("other_tests.rs".into())]);
 }
 
@@ -69,7 +75,13 @@ fn documented(text: &str) -> BTreeSet<String> {
     text.lines()
         .filter_map(|line| line.trim_start().strip_prefix('|'))
         .filter_map(|row| row.split('|').next())
-        .flat_map(|cell| cell.split('`').skip(1).step_by(2).map(str::to_owned).collect::<Vec<_>>())
+        .flat_map(|cell| {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
         .filter(|word| is_variable_name(word))
         .collect()
 }
@@ -79,7 +91,9 @@ fn documented(text: &str) -> BTreeSet<String> {
 fn is_variable_name(word: &str) -> bool {
     word.starts_with(|c: char| c.is_ascii_uppercase())
         && word.contains('_')
-        && word.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// The names read by the non-test code of every `.rs` file under `dir`.
@@ -219,7 +233,13 @@ fn skip_item(tokens: &[Token], mut i: usize, test_files: &mut Vec<TestFile>) -> 
     let mut path = None;
     while tokens.get(i) == Some(&Token::Punct('#')) {
         let end = matching(tokens, i + 1);
-        if let [Token::Punct('['), Token::Word(w), Token::Punct('='), Token::Str(p), Token::Punct(']')] = &tokens[i + 1..end]
+        if let [
+            Token::Punct('['),
+            Token::Word(w),
+            Token::Punct('='),
+            Token::Str(p),
+            Token::Punct(']'),
+        ] = &tokens[i + 1..end]
             && w == "path"
         {
             path = Some(p.clone());

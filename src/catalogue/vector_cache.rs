@@ -107,7 +107,10 @@ impl VectorCache {
 /// on both cores. Keyed like any cache, by model and text, so a text edited since, or
 /// another model, just misses and is embedded as usual.
 pub(super) fn compiled_in() -> HashMap<Key, Vector> {
-    records(include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/catalogue-vectors.bin")))
+    records(include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/catalogue-vectors.bin"
+    )))
 }
 
 /// Every record of a cache file's `bytes` that checks out; none when it is not one.
