@@ -6,7 +6,7 @@
 #   docker run --rm -p 8765:8765 \
 #     -v "$PWD/toolgate-keys.json:/run/secrets/toolgate-keys:ro" toolgate
 #
-# See README.md, "Docker". Not built in CI (the CI machine has no Docker).
+# See docs/guides/operators.md, "Docker". Not built in CI (the CI machine has no Docker).
 
 # The builder and the runtime share a Debian release, so the binary finds the glibc it
 # was linked against.

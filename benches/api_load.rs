@@ -4,7 +4,7 @@
 //! `GET /api/tools` (200, with `Accept-Encoding: gzip, br` as clients send it, and
 //! uncompressed), the same with `If-None-Match` (304) and `POST
 //! /api/tools/base64-codec/run`. Prints answers/s, p50/p99 and the server's CPU use
-//! (cores busy) as README table rows.
+//! (cores busy) as table rows for docs/performance.md.
 //!
 //! The client is a minimal HTTP/1.1 reader over tokio's `TcpStream` rather than reqwest,
 //! so the load tool takes as little of the shared cores as it can: on a 2-core machine

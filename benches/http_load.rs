@@ -2,7 +2,7 @@
 //! concurrent MCP sessions from this process, each sending its next call as the last one
 //! is answered, for a protocol-only call (`ping`), an embedded catalogue tool
 //! (`base64-codec`) and `run_javascript`. Prints calls/s, p50/p99 and the server's RSS
-//! before, during (at 20 s and at the end) and after each run, as a README table row.
+//! before, during (at 20 s and at the end) and after each run, as a table row for docs/performance.md.
 //!
 //! `cargo bench --bench http_load` (60 s per call kind; `TOOLGATE_LOAD_SECONDS` changes
 //! it, `TOOLGATE_LOAD_SESSIONS` the session count, `TOOLGATE_LOAD_CALLS` which kinds —

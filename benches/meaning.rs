@@ -1,4 +1,4 @@
-//! Search by meaning, the figures README's *Search by meaning* quotes: search latency on
+//! Search by meaning, the figures docs/performance.md quotes: search latency on
 //! the embedded catalogue including the query's embedding (p50, p99 over distinct
 //! MetaTool queries, so no query vector is reused), and how long a synthetic catalogue
 //! (10,000 tools by default, with their parameters) takes to embed on two threads, then

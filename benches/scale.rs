@@ -1,4 +1,4 @@
-//! The scale table of README (issue 14): the release binary started over stdio on the
+//! The scale table of docs/performance.md: the release binary started over stdio on the
 //! embedded catalogue and on 1k / 10k / 100k synthetic tools (a `.json` catalogue file
 //! written to a temp folder), speaking raw JSON-RPC lines. For each it reports:
 //! `initialize` answered (from spawn), the first search answered (from spawn, sent right

@@ -1,10 +1,10 @@
-//! Search at scale while another client runs calls (issue 14, point 4): the release
+//! Search at scale while another client runs calls : the release
 //! binary as `toolgate --http 127.0.0.1:0` on a synthetic catalogue (100,000 tools by
 //! default, as `scale` writes it), one MCP session searching the synthetic query set
 //! back to back — first alone, then while other sessions of the same server run
 //! catalogue tools (real JavaScript, through the meta-tool's `run`) back to back. Prints
 //! search p50/p99 alone and under load, and the calls/s the other sessions got, as a
-//! README table row. Times are the client's: HTTP round trip included.
+//! table row for docs/performance.md. Times are the client's: HTTP round trip included.
 //!
 //! `cargo bench --bench scale_load`; `TOOLGATE_SCALE_SIZES` the catalogue sizes (0 is the
 //! embedded one), `TOOLGATE_LOAD_SESSIONS` how many sessions run calls (1),

@@ -1,5 +1,5 @@
 //! Query latency percentiles (p50, p99) and build time at 1k, 10k and 100k synthetic
-//! tools: the figures README's performance table quotes. `cargo bench --bench
+//! tools: the figures docs/performance.md quotes. `cargo bench --bench
 //! search_latency`. Criterion reports means and medians; tail latency needs every sample.
 
 #[path = "common/synthetic.rs"]

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::util::{Gate, structured, text};
 
-/// Bytes in the largest body fetch accepts (DESIGN §7).
+/// Bytes in the largest body fetch accepts (`docs/reference/limits.md`).
 const CAP: usize = 8_388_608;
 
 /// Requests one run may have on the network at once (toolgate's `FETCH_IN_FLIGHT`).

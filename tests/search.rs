@@ -228,12 +228,12 @@ async fn catalogue_eval_reports_bad_lines_by_number() {
 }
 
 #[tokio::test]
-async fn the_readme_search_figures_reproduce_from_the_repository_copy_of_metatool() {
-    // README's "Search quality" command, run from a fresh folder on the copy in
-    // eval/metatool/: the data must be in the repository and give README's figures.
+async fn the_documented_search_figures_reproduce_from_the_repository_copy_of_metatool() {
+    // The search-quality command of docs/performance.md, run from a fresh folder on the
+    // copy in eval/metatool/: the data must be in the repository and give those figures.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("eval/metatool");
     let dir = tempfile::tempdir().unwrap();
-    // The lexical figures: the hybrid ones take minutes to embed 20,614 queries (README).
+    // The lexical figures: the hybrid ones take minutes to embed 20,614 queries.
     let out = command(dir.path(), &[("TOOLGATE_SEARCH", "lexical")])
         .args(["catalogue", "eval", "--queries"])
         .arg(root.join("queries.jsonl"))
@@ -255,7 +255,7 @@ async fn the_readme_search_figures_reproduce_from_the_repository_copy_of_metatoo
     ] {
         assert!(
             stdout.contains(line),
-            "{line}: change README's Search quality table with the ranker: {stdout}"
+            "{line}: change the MetaTool table of docs/performance.md with the ranker: {stdout}"
         );
     }
     assert!(root.join("LICENSE").is_file(), "the data's licence travels with it");

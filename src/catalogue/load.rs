@@ -472,9 +472,19 @@ mod tests {
         assert_eq!(doc.tools.len(), 2);
         assert!(doc.tools[0].is_ok() && doc.tools[1].is_err());
         assert!(doc.prompts.is_empty());
-        assert!(parse_list(b"{\"tools\": 5}").unwrap_err().to_string().contains("\"tools\" array"));
+        assert!(
+            parse_list(b"{\"tools\": 5}")
+                .unwrap_err()
+                .to_string()
+                .contains("\"tools\" array")
+        );
         assert!(parse_list(b"{\"resources\": []}").is_err(), "no tools");
-        assert!(parse_list(b"{\"tools\": [").unwrap_err().to_string().starts_with("not JSON"));
+        assert!(
+            parse_list(b"{\"tools\": [")
+                .unwrap_err()
+                .to_string()
+                .starts_with("not JSON")
+        );
     }
 
     #[test]
@@ -493,7 +503,10 @@ mod tests {
         assert_eq!(split.resources, whole.resources);
         let out_of_range = br#"{"tools": [{"slug": "a"}, {"slug": "b", "x": 1e999}]}"#;
         assert!(parse_split(out_of_range).is_none());
-        assert_eq!(parse_list(out_of_range).err(), parse_whole(out_of_range).err().map(NotACatalogue));
+        assert_eq!(
+            parse_list(out_of_range).err(),
+            parse_whole(out_of_range).err().map(NotACatalogue)
+        );
     }
 
     #[test]

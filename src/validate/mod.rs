@@ -375,7 +375,9 @@ mod tests {
             let prev = format!("#/$defs/d{}", i - 1);
             defs.insert(format!("d{i}"), json!({"anyOf": [{"$ref": prev}, {"$ref": prev}]}));
         }
-        let refused = compile(&json!({"$ref": "#/$defs/d30", "$defs": defs})).unwrap_err().to_string();
+        let refused = compile(&json!({"$ref": "#/$defs/d30", "$defs": defs}))
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("unfold into more than"), "{refused}");
     }
 
@@ -426,7 +428,9 @@ mod tests {
 
     #[test]
     fn backtracking_names_are_refused_and_every_multi_branch_failure_is_described() {
-        let names = compile(&json!({"patternProperties": {"^(?=a)": {}}})).unwrap_err().to_string();
+        let names = compile(&json!({"patternProperties": {"^(?=a)": {}}}))
+            .unwrap_err()
+            .to_string();
         assert!(names.contains("patternProperties"), "{names}");
         let schema = json!({
             "type": "object",

@@ -1,7 +1,7 @@
-//! all-MiniLM-L6-v2 for toolgate's search by meaning (issue 16): the model's own WordPiece
+//! all-MiniLM-L6-v2 for toolgate's search by meaning: the model's own WordPiece
 //! tokenizer ([`wordpiece`]) and sentence embeddings from a forward pass written here
 //! over int8 weights compiled into the binary
-//! (`models/minilm/minilm-l6-int8.bin`, made from the upstream ONNX graph by
+//! (`model/minilm-l6-int8.bin`, made from the upstream ONNX graph by
 //! `scripts/minilm-convert`). Nothing is downloaded or read from disk.
 //!
 //! A crate of its own so that it is built optimised in every profile (the workspace's
@@ -56,10 +56,10 @@ const HEADS: usize = 12;
 const FFN: usize = 4 * DIM;
 
 /// The blob, in the binary's read-only data.
-static BLOB: &[u8] = include_bytes!("../../../models/minilm/minilm-l6-int8.bin");
+static BLOB: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/model/minilm-l6-int8.bin"));
 
 /// sha256 of [`BLOB`], written by `scripts/minilm-convert`'s run into
-/// `models/minilm/SOURCES.md` and checked by a test (hashing 23 MB at start would cost
+/// `model/SOURCES.md` and checked by a test (hashing 23 MB at start would cost
 /// about 0.1 s for nothing).
 const BLOB_SHA256: &str = "c789201447a039c4685ebeaefb89a8123281a86a175b94c0e7e6ca95d540e60d";
 

@@ -14,7 +14,7 @@ struct Case {
     ort: Vec<f64>,
 }
 
-/// ~50 strings' ids and onnxruntime's vectors (experiments/embed/reference).
+/// ~50 strings' ids and onnxruntime's vectors (testdata/onnx_reference.py).
 fn cases() -> Vec<Case> {
     let raw: serde_json::Value = serde_json::from_str(include_str!("testdata/minilm-parity.json")).unwrap();
     raw["cases"]

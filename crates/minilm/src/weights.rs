@@ -1,4 +1,4 @@
-//! The weight blob `models/minilm/minilm-l6-int8.bin` (written by
+//! The weight blob `model/minilm-l6-int8.bin` (written by
 //! `scripts/minilm-convert`, whose docstring is the format's specification): parsed and
 //! validated into borrowed int8 matrices plus small f32 vectors.
 //!

@@ -44,7 +44,7 @@ use unicode_normalization_alignments::UnicodeNormalization;
 
 /// The vocabulary of all-MiniLM-L6-v2, one token a line, line n holding id n (written
 /// from tokenizer.json by `scripts/minilm-vocab`; its sha256 is in `VOCAB.md`).
-const VOCAB: &str = include_str!("../../../models/minilm/vocab.txt");
+const VOCAB: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/model/vocab.txt"));
 
 /// tokenizer.json's `max_input_chars_per_word`: a longer word is one `[UNK]`.
 const MAX_WORD_CHARS: usize = 100;
@@ -109,7 +109,7 @@ impl WordPiece {
     pub fn get() -> &'static WordPiece {
         static ONCE: OnceLock<WordPiece> = OnceLock::new();
         // The committed vocabulary is valid: `tests::committed_vocabulary` builds it.
-        ONCE.get_or_init(|| WordPiece::from_vocab(VOCAB).expect("models/minilm/vocab.txt is a valid vocabulary"))
+        ONCE.get_or_init(|| WordPiece::from_vocab(VOCAB).expect("model/vocab.txt is a valid vocabulary"))
     }
 
     /// Builds a tokenizer from a vocabulary text: one token a line (`\n`, an optional

@@ -80,9 +80,9 @@ fn parity_with_tokenizers_on_the_fixture() {
     assert!(bad.is_empty(), "{} of {n} differ:\n{}", bad.len(), bad.join("\n"));
 }
 
-/// The 20,813 MetaTool tool texts and queries of the issue-16 spike, at 256 tokens:
+/// The 20,813 MetaTool tool texts and queries, at 256 tokens:
 /// TOOLGATE_WORDPIECE_PARITY=target/embed-ref/all_tokens.json (written by
-/// experiments/embed/reference/reference.py). Skipped without it.
+/// testdata/onnx_reference.py). Skipped without it.
 #[test]
 fn parity_with_tokenizers_on_metatool() {
     let Ok(path) = std::env::var("TOOLGATE_WORDPIECE_PARITY") else {

@@ -101,13 +101,16 @@ impl VectorCache {
 }
 
 /// The vectors of the embedded catalogue's texts, compiled in
-/// (`models/minilm/catalogue-vectors.bin`, a cache file written by
+/// (`catalogue-vectors.bin`, a cache file written by
 /// `scripts/catalogue-vectors`): a first start, or one with no cache, then ranks the
 /// embedded catalogue by meaning at once instead of after about a second of embedding
 /// on both cores. Keyed like any cache, by model and text, so a text edited since, or
 /// another model, just misses and is embedded as usual.
 pub(super) fn compiled_in() -> HashMap<Key, Vector> {
-    records(include_bytes!("../../../models/minilm/catalogue-vectors.bin"))
+    records(include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/catalogue-vectors.bin"
+    )))
 }
 
 /// Every record of a cache file's `bytes` that checks out; none when it is not one.
@@ -161,7 +164,7 @@ mod tests {
 
     #[test]
     fn every_compiled_in_record_checks_out() {
-        let bytes = include_bytes!("../../../models/minilm/catalogue-vectors.bin");
+        let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/catalogue-vectors.bin"));
         assert!(bytes.starts_with(MAGIC), "not a vector cache file");
         assert_eq!((bytes.len() - MAGIC.len()) % RECORD, 0, "a torn record");
         let whole = (bytes.len() - MAGIC.len()) / RECORD;

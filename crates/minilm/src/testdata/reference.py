@@ -3,8 +3,8 @@
 the model's tokenizer.json, no padding, truncation to `max` tokens.
 
   reference.py TOKENIZER_JSON STRINGS_JSON > parity.jsonl
-      The committed fixture: each string of STRINGS_JSON (what the issue-16 spike's
-      experiments/embed/reference/reference.py writes: MetaTool tool texts, queries and
+      The committed fixture: each string of STRINGS_JSON (what
+      onnx_reference.py writes: MetaTool tool texts, queries and
       edge cases) at max 256, the edge cases below at 256, and a subset again at 128 and
       at a few tiny limits. One JSON object a line: {"max": N, "text": "...", "ids": [...]}.
 

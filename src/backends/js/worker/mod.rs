@@ -356,8 +356,9 @@ fn serve() -> Result<(), String> {
 
 /// The control pipe the server opened as [`CONTROL_FD`].
 fn control_pipe() -> Result<std::fs::File, String> {
-    // SAFETY: fstat on a descriptor number writes only into the struct given.
+    // SAFETY: `libc::stat` is plain data, for which all zeroes is a valid value.
     let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on a descriptor number writes only into the struct given.
     if unsafe { libc::fstat(CONTROL_FD, &mut stat) } != 0 || stat.st_mode & libc::S_IFMT != libc::S_IFIFO {
         return Err(format!("descriptor {CONTROL_FD} must be the server's control pipe"));
     }

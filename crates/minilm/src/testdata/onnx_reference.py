@@ -1,4 +1,6 @@
-"""Reference embeddings and token ids for the Rust prototype's parity check.
+"""Reference embeddings and token ids from onnxruntime and HuggingFace `tokenizers`, for the
+parity tests of `crates/minilm` (`testdata/minilm-parity.json`, and the 20,813-string
+MetaTool parity file `wordpiece_tests.rs` reads).
 
 Runs the same int8 ONNX graph on onnxruntime (one thread) with the Python `tokenizers`
 package loading the same tokenizer.json, and does what sentence-transformers does for
