@@ -199,15 +199,15 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
 
 /// The answer to `{"command":"list"}` with no other argument, kept per snapshot: the
 /// embedded catalogue's list is one 13 KB page, built on every call it took ~0.5 ms.
-/// Not kept when the page holds an upstream tool, whose availability changes with its
-/// server rather than with the snapshot.
+/// Not kept when upstream servers are configured: their tools' availability, and the
+/// servers named as down, change with the servers rather than with the snapshot.
 #[derive(Debug, Default)]
 pub(crate) struct FirstPage(Mutex<Option<(Arc<Snapshot>, CallToolResult)>>);
 
 /// One page of every tool: the built-in runtime tools first, then the catalogue by slug,
 /// from `cursor` (the `next_cursor` of the page before), at most `limit` tools and
 /// [`crate::limits::PAGE_BYTES`]. A tool that cannot run here says why (`available:
-/// false`, `unavailable`).
+/// false`, `unavailable`); so does an upstream server that is down (`unavailable_servers`).
 fn list(
     gateway: &Gateway,
     snapshot: &Arc<Snapshot>,
@@ -242,7 +242,6 @@ fn list(
         }
     };
     let mut available = gateway.availability(snapshot);
-    let mut federated = false;
     let rows = (start..total).map(|i| {
         let (row, line) = match i.checked_sub(builtins.len()) {
             None => {
@@ -253,10 +252,7 @@ fn list(
                     format!("{} — {summary} (runtime tool)\n", d.name),
                 )
             }
-            Some(t) => {
-                federated |= tools[t].federated.is_some();
-                tool_row(gateway, &tools[t], &mut available)
-            }
+            Some(t) => tool_row(gateway, &tools[t], &mut available),
         };
         let bytes =
             serde_json::to_string(&row).map_or(0, |r| r.len()) + serde_json::to_string(&line).map_or(0, |l| l.len());
@@ -275,13 +271,25 @@ fn list(
         listed.push(row);
     }
     let mut structured = json!({ "tools": listed, "total": total });
+    // A server that is down lists no tools of its own (one that never started has none
+    // to keep): it is named here with why, so its absence is not a mystery.
+    let down = gateway.upstreams().map(|u| u.down()).unwrap_or_default();
+    if !down.is_empty() {
+        for (server, reason) in &down {
+            text.push_str(&format!("Upstream server \"{server}\" is unavailable: {reason}.\n"));
+        }
+        structured["unavailable_servers"] = down
+            .iter()
+            .map(|(server, reason)| json!({"server": server, "code": "UPSTREAM_UNAVAILABLE", "reason": reason}))
+            .collect();
+    }
     if end < total {
         let next = page::cursor(page::List::Meta, end, fingerprint);
         text.push_str(&format!("More: {{\"command\":\"list\",\"cursor\":\"{next}\"}}\n"));
         structured["next_cursor"] = json!(next);
     }
     let answer = answer(true, text, structured);
-    if is_first && !federated {
+    if is_first && gateway.upstreams().is_none() {
         *first.0.lock().unwrap_or_else(PoisonError::into_inner) = Some((snapshot.clone(), answer.clone()));
     }
     Ok(answer)
