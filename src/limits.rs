@@ -799,3 +799,7 @@ pub const UPSTREAM_EXIT_GRACE: Duration = Duration::from_secs(3);
 /// stderr (after the `[server] ` prefix); the rest of a longer line is cut, with ` …`,
 /// and never held.
 pub const UPSTREAM_STDERR_LINE_BYTES: usize = 8 * 1024;
+
+/// Bytes of the stderr of the server `catalogue check` starts that are kept, to be shown
+/// when the check cannot finish (otherwise the report says it all).
+pub const CHECK_STDERR_BYTES: usize = 64 * 1024;
