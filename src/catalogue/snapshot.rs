@@ -31,6 +31,9 @@ pub struct Tool {
     pub manifest: Manifest,
     /// Its code, when the catalogue carried it (local sources do; an API's list does not).
     pub code: Option<Arc<str>>,
+    /// The file its code was read from, when it was read from one (a folder's tool, or
+    /// the embedded catalogue's): what its stack traces name.
+    pub file: Option<Arc<str>>,
     /// Where its compiled input schema is kept once a call needs it.
     validators: Validators,
     /// True if and only if its slug fits MCP's tool-name grammar.
@@ -346,6 +349,7 @@ impl Snapshot {
             tools.push(Arc::new(Tool {
                 manifest: entry.manifest,
                 code: entry.code,
+                file: entry.file,
                 validators: validators.clone(),
                 is_advertisable,
                 federated: None,
@@ -404,6 +408,7 @@ impl Snapshot {
                 is_advertisable: slug::is_advertisable(&manifest.slug),
                 manifest,
                 code: None,
+                file: None,
                 validators: self.validators.clone(),
                 federated: Some(federated),
                 vectors: OnceLock::new(),
@@ -586,6 +591,7 @@ mod tests {
         Entry {
             manifest: serde_json::from_value(manifest).unwrap(),
             code: None,
+            file: None,
         }
     }
 
