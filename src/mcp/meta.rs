@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::batch::Progress;
 use super::convert::{answer, failure, pretty, run_result};
 use super::page;
-use super::tools::COMMANDS;
+use super::tools::{COMMANDS, Listed, Listing};
 use crate::access::Scope;
 use crate::catalogue::{Meaning, Ranker};
 use crate::catalogue::{Snapshot, Tool, example};
@@ -27,13 +27,13 @@ use crate::search::{self, QueryError};
 pub(crate) async fn call(
     gateway: &Gateway,
     caller: &Caller,
-    meta_name: &str,
+    listing: &Listing,
     args: JsonObject,
     progress: Option<Progress>,
     first: &FirstPage,
     cancel: &CancellationToken,
 ) -> CallToolResult {
-    match dispatch(gateway, caller, meta_name, args, progress, first, cancel).await {
+    match dispatch(gateway, caller, listing, args, progress, first, cancel).await {
         Ok(result) => result,
         Err(e) => failure(&e),
     }
@@ -42,7 +42,7 @@ pub(crate) async fn call(
 async fn dispatch(
     gateway: &Gateway,
     caller: &Caller,
-    meta_name: &str,
+    listing: &Listing,
     mut args: JsonObject,
     progress: Option<Progress>,
     first: &FirstPage,
@@ -69,7 +69,7 @@ async fn dispatch(
         "list" => list(gateway, &gateway.snapshot().await?, &args, first),
         "schema" => {
             let entry = gateway.resolve(slug_arg(&args)?, Reach::Meta).await?;
-            Ok(schema(&entry, meta_name))
+            Ok(schema(gateway, &entry, listing))
         }
         "run" => {
             let slug = slug_arg(&args)?.to_owned();
@@ -337,29 +337,37 @@ fn int_arg(
     }
 }
 
-/// A ready-to-send call of the tool `name` with `params`: the tool itself when a direct
-/// call can name it, else the meta-tool's `run`.
-fn call_for(name: &str, advertisable: bool, params: Value, meta_name: &str) -> Value {
-    if advertisable {
+/// A ready-to-send call of the tool `name` with `params`: the tool itself when it is
+/// `listed` (in the advertised `tools/list`, so a client that calls only listed tools
+/// can call it), else the meta-tool's `run`, which works for every client.
+fn call_for(name: &str, listed: bool, params: Value, meta_name: &str) -> Value {
+    if listed {
         json!({"name": name, "arguments": params})
     } else {
         json!({"name": meta_name, "arguments": {"command": "run", "slug": name, "params": params}})
     }
 }
 
-/// The ready-to-send call of a catalogue tool.
-pub(crate) fn example_call(tool: &Tool, meta_name: &str) -> Value {
+/// The ready-to-send call of a catalogue tool, direct when `listed` (the advertised list
+/// of its snapshot) lists it.
+pub(crate) fn example_call(tool: &Tool, meta_name: &str, listed: &Listed) -> Value {
     let params = example::params_for(tool).unwrap_or_else(|| json!({}));
-    call_for(tool.slug(), tool.is_advertisable, params, meta_name)
+    call_for(tool.slug(), listed.lists(tool.slug()), params, meta_name)
 }
 
-/// The ready-to-send call of any tool.
-fn entry_call(entry: &Entry, meta_name: &str) -> Value {
-    call_for(entry.name(), entry.is_advertisable(), entry.example_params(), meta_name)
+/// The ready-to-send call of any tool: direct when the advertised list names it.
+fn entry_call(gateway: &Gateway, entry: &Entry, listing: &Listing) -> Value {
+    let listed = match entry {
+        Entry::Builtin(_) => true,
+        Entry::Catalogue { snapshot, .. } | Entry::Upstream { snapshot, .. } => {
+            listing.advertised(gateway, Some(snapshot)).lists(entry.name())
+        }
+    };
+    call_for(entry.name(), listed, entry.example_params(), listing.meta_name())
 }
 
-fn schema(entry: &Entry, meta_name: &str) -> CallToolResult {
-    let call = entry_call(entry, meta_name);
+fn schema(gateway: &Gateway, entry: &Entry, listing: &Listing) -> CallToolResult {
+    let call = entry_call(gateway, entry, listing);
     let (input, output) = (entry.input_schema(), entry.output_schema());
     let text = format!(
         "{} — {}\n\nInput schema:\n{}\n\nOutput schema:\n{}\n\nReady-to-send call:\n{}",

@@ -126,6 +126,17 @@ impl Listed {
             }
     }
 
+    /// Returns true if and only if `name` is one of the tools it lists: a client that
+    /// calls only listed tools can call it directly.
+    pub(crate) fn lists(&self, name: &str) -> bool {
+        self.head.iter().any(|t| t.name == name)
+            || match &self.rest {
+                Rest::Described(tools) => tools.iter().any(|t| t.name == name),
+                // In slug order, as the snapshot holds them.
+                Rest::Tools(tools) => tools.binary_search_by(|t| t.slug().cmp(name)).is_ok(),
+            }
+    }
+
     /// The listed tool at `i`, described.
     fn describe(&self, i: usize) -> Option<McpTool> {
         if let Some(t) = self.head.get(i) {
@@ -167,6 +178,11 @@ impl Listing {
             policy,
             last: Mutex::new(None),
         }
+    }
+
+    /// The meta-tool's name.
+    pub(crate) fn meta_name(&self) -> &str {
+        &self.policy.name
     }
 
     /// The advertised list for `snapshot` (`None`: the catalogue is unreachable),
