@@ -163,7 +163,7 @@ async fn the_shell_speaks_streamable_http_and_reads_a_piped_stdin() {
     assert!(ran.stdout.contains("  base64-codec — "), "{}", ran.stdout);
     assert!(ran.stdout.contains("\"output\": \"aGk=\""), "{}", ran.stdout);
     assert!(
-        ran.stdout.contains("1 runs, newest first:\nr1 base64-codec ok"),
+        ran.stdout.contains("1 run, newest first:\nr1 base64-codec ok"),
         "one session over HTTP: {}",
         ran.stdout
     );

@@ -150,9 +150,8 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
         format!("No tool matches \"{shown}\". Try other words, or the list command.\n")
     } else {
         format!(
-            "{} {} for \"{shown}\", best first (ranked by {}):\n",
-            hits.len(),
-            if hits.len() == 1 { "tool" } else { "tools" },
+            "{} for \"{shown}\", best first (ranked by {}):\n",
+            crate::plural::count(hits.len(), "tool", "tools"),
             match ranker {
                 Ranker::Hybrid => "words and meaning",
                 Ranker::Lexical => "words",
@@ -261,9 +260,13 @@ fn list(
     let rows = page::take(rows, page::ROOM, limit);
     let end = start + rows.len();
     let mut text = if start == 0 && end == total {
-        format!("{total} tools:\n")
+        format!("{}:\n", crate::plural::count(total, "tool", "tools"))
     } else {
-        format!("{total} tools; {} to {end}:\n", start + 1)
+        format!(
+            "{}; {} to {end}:\n",
+            crate::plural::count(total, "tool", "tools"),
+            start + 1
+        )
     };
     let mut listed = Vec::with_capacity(rows.len());
     for (row, line) in rows {

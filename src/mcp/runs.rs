@@ -9,6 +9,7 @@ use super::convert::{answer, pretty};
 use crate::error::Error;
 use crate::history::diff::diff as compare;
 use crate::history::{History, SCOPE, process_started_at};
+use crate::plural::count;
 
 /// Answers `{"command":"history"}` and `{"command":"history","show":"r3"}`.
 pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolResult, Error> {
@@ -18,7 +19,7 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
     match args.get("show") {
         None | Some(Value::Null) => {
             let runs = history.newest_first();
-            let mut text = format!("{head}\n{} runs, newest first:\n", runs.len());
+            let mut text = format!("{head}\n{}, newest first:\n", count(runs.len(), "run", "runs"));
             let index: Vec<Value> = runs
                 .iter()
                 .map(|r| {
@@ -112,7 +113,7 @@ pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResul
         text.push_str(&format!("{}: {} → {}\n", c.path, c.from, c.to));
     }
     if d.more > 0 {
-        text.push_str(&format!("… and {} more changes.\n", d.more));
+        text.push_str(&format!("… and {} more.\n", count(d.more, "change", "changes")));
     }
     if d.truncated {
         text.push_str(

@@ -64,8 +64,9 @@ pub(crate) fn meta_tool(name: &str, hidden: usize) -> McpTool {
         "Gateway to the tool catalogue. {{\"command\":\"search\",\"query\":\"validate env file\"}} ranks tools by what you want to do; {{\"command\":\"list\"}} lists every tool; {{\"command\":\"schema\",\"slug\":\"...\"}} gives exact schemas and a ready-to-send call; {{\"command\":\"run\",\"slug\":\"...\",\"params\":{{...}}}} runs any tool; {{\"command\":\"batch\",\"runs\":[...]}} runs up to {BATCH_MAX} at once, all validated first; {{\"command\":\"history\"}} and {{\"command\":\"diff\",\"from\":\"-2\",\"to\":\"-1\"}} show past runs. Slugs resolve by exact match or unambiguous abbreviation. Errors carry a stable code and a retryable flag."
     );
     if hidden > 0 {
+        let more = crate::plural::count(hidden, "more catalogue tool is", "more catalogue tools are");
         description.push_str(&format!(
-            " {hidden} more catalogue tools are not listed as tools, to save context: find them with search, then run them with run."
+            " {more} not listed as tools, to save context: find them with search, then run them with run."
         ));
     }
     McpTool::new(name.to_owned(), description, object(schema))
