@@ -169,14 +169,22 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
         );
         json!({"searched_chars": kept, "query_chars": total})
     });
+    // A score is relative (the hybrid ranker normalises over the catalogue): it ranks a
+    // hit among others, and alone, or level with every other, it says nothing; over a
+    // one-tool catalogue it was always 0.00. The text then leaves it out.
+    let is_ranked = hits.iter().any(|(_, h)| h.score != hits[0].1.score);
     let results: Vec<Value> = hits
         .iter()
         .map(|(tool, hit)| {
             let m = &tool.manifest;
+            let score = if is_ranked {
+                format!(" ({:.2})", hit.score)
+            } else {
+                String::new()
+            };
             text.push_str(&format!(
-                "{} ({:.2}) — {} [matched: {}]\n",
+                "{}{score} — {} [matched: {}]\n",
                 m.slug,
-                hit.score,
                 m.summary(),
                 hit.matched.join("; ")
             ));
