@@ -43,7 +43,7 @@ commands:
   schema SLUG        a tool's input and output schemas and a ready-to-send call
   call SLUG {json}   run a tool (directly when advertised, else through the meta-tool)
   history [RUN]      this session's runs, newest first; or one run whole (r3, -1)
-  diff [FROM TO]     compare two runs (by default the last two)
+  diff [FROM TO]     compare two runs (by default the last two of one tool)
   help               this text
   quit               leave (also exit, Ctrl-D)
 Tab completes commands and slugs; a line starting with # is a comment.";
@@ -170,7 +170,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         "diff" => match rest.split_whitespace().collect::<Vec<_>>()[..] {
             [] => Ok(Some(Command::Diff(None))),
             [from, to] => Ok(Some(Command::Diff(Some((from.to_owned(), to.to_owned()))))),
-            _ => Err("diff takes two run ids (diff r1 r2, diff -2 -1) or none (the last two runs)".into()),
+            _ => Err("diff takes two run ids (diff r1 r2, diff -2 -1) or none (the last two runs of one tool)".into()),
         },
         other => Err(format!(
             "unknown command \"{other}\"; the commands are {} (help says more)",

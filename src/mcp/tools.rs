@@ -55,8 +55,8 @@ pub(crate) fn meta_tool(name: &str, hidden: usize) -> McpTool {
                 "description": "batch: runs, all validated before any runs."
             },
             "show": {"type": "string", "description": "history: one run by id (r3) or from the newest (-1)."},
-            "from": {"type": "string", "description": "diff: the first run (-2 with to unset)."},
-            "to": {"type": "string", "description": "diff: the second run (-1 with from unset)."}
+            "from": {"type": "string", "description": "diff: the first run; with to, or neither for the last two runs of one tool."},
+            "to": {"type": "string", "description": "diff: the second run; with from, or neither for the last two runs of one tool."}
         },
         "required": ["command"]
     });
