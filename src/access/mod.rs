@@ -405,10 +405,9 @@ fn metadata(face: Face, oauth: &OAuth, base: Option<&str>, method: &Method) -> R
     (cors, axum::Json(resource::document(face, base, oauth.settings()))).into_response()
 }
 
-/// A wait as the whole seconds of a `Retry-After` header: rounded up, at least 1.
-pub fn retry_after_secs(wait: std::time::Duration) -> u64 {
-    wait.as_secs() + u64::from(wait.subsec_nanos() > 0 || wait.is_zero())
-}
+/// A wait as the whole seconds of a `Retry-After` header: rounded up, at least 1 (the
+/// rule error messages state the wait by too).
+pub use crate::error::retry_after_secs;
 
 /// An error answer with the DESIGN §6 body, and `challenge` as its `WWW-Authenticate`.
 fn refuse(status: StatusCode, code: &str, message: &str, challenge: Option<HeaderValue>) -> Response {
