@@ -280,3 +280,23 @@ async fn an_upstream_childs_stderr_lines_carry_its_name_and_a_long_one_is_cut() 
     assert!(long.len() < 9 * 1024, "{} bytes", long.len());
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_tool_filter_pattern_that_matches_no_tool_is_warned_of_once() {
+    let state = tempfile::tempdir().unwrap();
+    let mut server = py_server(state.path());
+    server["tools"] = json!({"allow": ["echo", "shout", "ech0"], "deny": ["shout*", "nothing-*"]});
+    let up = Federated::start(json!({"py": server}), &[]).await;
+    let names = up.gate.names().await;
+    assert!(names.contains(&"py__echo".to_owned()), "{names:?}");
+    assert!(!names.contains(&"py__shout".to_owned()), "{names:?}");
+    let stderr = up.gate.stop().await;
+    for (kind, glob) in [("allow", "ech0"), ("deny", "nothing-*")] {
+        let warning = format!("upstream \"py\": its tools {kind} pattern \"{glob}\" matches none of its");
+        assert_eq!(stderr.matches(&warning).count(), 1, "{warning}: {stderr}");
+    }
+    assert!(
+        !stderr.contains("pattern \"shout"),
+        "patterns that match are not warned of: {stderr}"
+    );
+}

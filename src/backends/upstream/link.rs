@@ -282,6 +282,14 @@ impl Link {
     }
 
     fn publish(&self, peer: Option<Peer<RoleClient>>, tools: Vec<McpTool>) {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for (kind, glob) in self.server.tools.unmatched(&names) {
+            tracing::warn!(
+                "upstream \"{}\": its tools {kind} pattern \"{glob}\" matches none of its {}",
+                self.server.name,
+                crate::plural::count(names.len(), "tool", "tools")
+            );
+        }
         {
             let mut state = self.lock();
             state.peer = peer;
