@@ -104,6 +104,7 @@ fn synthetic_entries(n: usize) -> Vec<Entry> {
                 }))
                 .unwrap(),
                 code: None,
+                file: None,
             }
         })
         .collect()

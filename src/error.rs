@@ -324,9 +324,15 @@ fn runtime_hint(runtime: &str) -> &'static str {
 
 fn retry_hint(after: &Option<Duration>) -> String {
     match after {
-        Some(d) => format!(" Retry after {} s.", d.as_secs().max(1)),
+        Some(d) => format!(" Retry after {} s.", retry_after_secs(*d)),
         None => " Retry later.".to_owned(),
     }
+}
+
+/// A wait as whole seconds, rounded up and at least 1: what a `Retry-After` header says,
+/// and what an error's message says beside it, so the two always agree.
+pub fn retry_after_secs(wait: Duration) -> u64 {
+    wait.as_secs() + u64::from(wait.subsec_nanos() > 0 || wait.is_zero())
 }
 
 impl Error {

@@ -22,6 +22,7 @@ pub mod mcp;
 pub mod message;
 pub mod metrics;
 pub mod operator;
+pub mod plural;
 pub mod registry;
 pub mod sandbox;
 pub mod secrets;

@@ -779,3 +779,12 @@ pub const UPSTREAM_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How long an upstream child whose stdin toolgate closed may take to exit before it is
 /// killed (rmcp's own grace for its child transport).
 pub const UPSTREAM_EXIT_GRACE: Duration = Duration::from_secs(3);
+
+/// Bytes of one line of an upstream child's stderr that toolgate passes on to its own
+/// stderr (after the `[server] ` prefix); the rest of a longer line is cut, with ` …`,
+/// and never held.
+pub const UPSTREAM_STDERR_LINE_BYTES: usize = 8 * 1024;
+
+/// Bytes of the stderr of the server `catalogue check` starts that are kept, to be shown
+/// when the check cannot finish (otherwise the report says it all).
+pub const CHECK_STDERR_BYTES: usize = 64 * 1024;

@@ -183,3 +183,78 @@ async fn a_refused_resource_or_prompt_fails_the_check_by_name() {
     assert!(!stdout.contains("test://fine"), "{stdout}");
     assert!(stdout.contains("ok      good ("), "{stdout}");
 }
+
+/// A folder catalogue of `sums`, whose first example breaks its input schema, and
+/// `unreadable`, whose manifest is not JSON.
+fn examples_catalogue() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let sums = dir.path().join("sums");
+    std::fs::create_dir(&sums).unwrap();
+    let manifest = serde_json::json!({
+        "slug": "sums", "name": "Sums", "description": "Adds two numbers.",
+        "input_schema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                         "required": ["a", "b"], "additionalProperties": false},
+        "examples": [{"name": "strings", "params": {"a": "1", "b": 2}}, {"params": {"a": 1, "b": 2}}],
+        "runtime": "javascript", "source": "index.js"
+    });
+    std::fs::write(sums.join("tool.json"), manifest.to_string()).unwrap();
+    std::fs::write(sums.join("index.js"), "function run(p) { return { sum: p.a + p.b }; }").unwrap();
+    let unreadable = dir.path().join("unreadable");
+    std::fs::create_dir(&unreadable).unwrap();
+    std::fs::write(unreadable.join("tool.json"), "{\"slug\": ").unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn an_example_that_breaks_its_tools_input_schema_fails_the_check_naming_it() {
+    let dir = examples_catalogue();
+    let (ok, stdout, stderr) = check(&dir.path().display().to_string(), &[]).await;
+    assert!(!ok, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("FAILED  sums: example: examples[0] breaks the input schema: /a:"),
+        "{stdout}"
+    );
+    assert!(stdout.trim_end().ends_with("0 passed, 2 failed, 0 skipped"), "{stdout}");
+}
+
+#[tokio::test]
+async fn each_failure_is_printed_once() {
+    let dir = examples_catalogue();
+    let (ok, stdout, stderr) = check(&dir.path().display().to_string(), &[]).await;
+    assert!(!ok);
+    let both = format!("{stdout}{stderr}");
+    assert_eq!(
+        both.matches("unreadable/tool.json: not a valid manifest").count(),
+        1,
+        "once, in the report, not again from the server the check starts: {both}"
+    );
+    assert_eq!(both.matches("examples[0]").count(), 1, "{both}");
+}
+
+#[tokio::test]
+async fn the_server_serves_a_tool_without_its_example_that_breaks_the_schema() {
+    let dir = examples_catalogue();
+    let catalogue = dir.path().display().to_string();
+    let gate = crate::util::Gate::start(&[("TOOLGATE_CATALOGUE", catalogue.as_str())]).await;
+    let read = gate
+        .client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new("toolgate://tools/sums"))
+        .await
+        .unwrap();
+    let Some(rmcp::model::ResourceContents::TextResourceContents { text, .. }) = read.contents.into_iter().next()
+    else {
+        panic!("a text resource")
+    };
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        manifest["examples"],
+        serde_json::json!([{"params": {"a": 1, "b": 2}}]),
+        "{manifest}"
+    );
+    assert_eq!(manifest["example"]["arguments"], serde_json::json!({"a": 1, "b": 2}));
+    let stderr = gate.stop().await;
+    assert!(
+        stderr.contains("tool \"sums\" is served without examples[0], which breaks its input schema: /a:"),
+        "{stderr}"
+    );
+}

@@ -107,7 +107,11 @@ async fn diff_of_the_last_two_runs_leads_with_the_verdict() {
         json!({"path": "input.message", "from": "one", "to": "two"})
     );
     assert_eq!(s["changes"][1]["path"], "result.message");
-    assert!(text(&r).starts_with("r1 vs r2: inputs differ"), "{}", text(&r));
+    assert!(
+        text(&r).starts_with("r1 (echo) vs r2 (echo): inputs differ"),
+        "{}",
+        text(&r)
+    );
 
     expect_ok(&gate.call("echo", json!({"message": "two"})).await);
     let same = gate.meta(json!({"command": "diff"})).await;
@@ -120,6 +124,36 @@ async fn diff_of_the_last_two_runs_leads_with_the_verdict() {
         &gate.meta(json!({"command": "diff", "from": "r99", "to": "-1"})).await,
         "RUN_NOT_FOUND",
     );
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn diff_by_default_compares_the_last_two_runs_of_one_tool() {
+    let gate = gate().await;
+    expect_ok(&gate.call("echo", json!({"message": "one"})).await);
+    expect_ok(&gate.call("echo", json!({"message": "two"})).await);
+    expect_ok(&gate.call("anything", json!({"n": 1})).await);
+    // The newest run is the only one of its tool: no pair to compare, and it says so.
+    let r = gate.meta(json!({"command": "diff"})).await;
+    let said = expect_error(&r, "BAD_REQUEST")["error"].as_str().unwrap().to_owned();
+    assert!(
+        said.contains("compares the last two runs of one tool") && said.contains("r3 is the only run of anything"),
+        "{said}"
+    );
+    // Once it has two, those two are compared, not runs of another tool in between.
+    expect_ok(&gate.call("anything", json!({"n": 2})).await);
+    let r = gate.meta(json!({"command": "diff"})).await;
+    let s = structured(&r);
+    assert_eq!((&s["from"], &s["to"]), (&json!("r3"), &json!("r4")), "{s}");
+    assert_eq!(s["verdict"], "inputs_differ", "{s}");
+    assert!(
+        text(&r).starts_with("r3 (anything) vs r4 (anything): inputs differ"),
+        "{}",
+        text(&r)
+    );
+    // Runs of two tools named outright are compared, but not blamed on their input.
+    let r = gate.meta(json!({"command": "diff", "from": "r2", "to": "r4"})).await;
+    assert_eq!(structured(&r)["verdict"], "tools_differ", "{}", text(&r));
     gate.stop().await;
 }
 

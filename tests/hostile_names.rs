@@ -96,8 +96,19 @@ async fn upstream_names_stay_the_upstreams(gate: Gate) {
         .meta(json!({"command": "run", "slug": "ev__echo", "params": {"text": "again"}}))
         .await;
     assert_eq!(structured(&r)["result"]["result"], "again", "{r:?}");
-    // A down server's namespace is still its own, and so is a name it does not have.
-    for name in ["gone__echo", "ev__missing", "EV__shout"] {
+    // A down server's namespace is still its own (a name in it answers why the server is
+    // down), and so is a name a running server does not have.
+    let r = gate.call("gone__echo", json!({})).await;
+    let said = expect_error(&r, "UPSTREAM_UNAVAILABLE")["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(said.contains("\"gone\"") && !said.contains("hijacked"), "{said}");
+    let r = gate
+        .meta(json!({"command": "run", "slug": "gone__echo", "params": {}}))
+        .await;
+    expect_error(&r, "UPSTREAM_UNAVAILABLE");
+    for name in ["ev__missing", "EV__shout"] {
         let (message, _) = gate.call_err(name, json!({})).await;
         assert!(!message.contains("hijacked"), "{name}: {message}");
         let r = gate.meta(json!({"command": "run", "slug": name, "params": {}})).await;

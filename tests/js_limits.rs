@@ -43,7 +43,11 @@ async fn a_throw_reports_its_message_and_line() {
     let s = expect_error(&r, "EXECUTION_ERROR");
     let msg = s["error"].as_str().unwrap();
     assert!(msg.contains("boom from the fixture"), "{msg}");
-    assert!(msg.contains("throws.js:4"), "the line of the throw: {msg}");
+    let file = format!("{}/throws/index.js:4:", fixtures().display());
+    assert!(
+        msg.contains(&file),
+        "the tool's own file and the line of the throw: {msg}"
+    );
     assert_eq!(s["retryable"], false);
     let r = run(&gate, "no-run", json!({})).await;
     assert!(
@@ -207,5 +211,32 @@ async fn a_huge_returned_value_is_cut_for_a_snippet_and_refused_for_a_tool() {
     assert!(e["error"].as_str().unwrap().contains("1024 characters of JSON"), "{e}");
     let r = run(&gate, "echo", json!({"message": "short"})).await;
     assert_eq!(expect_ok(&r)["message"], "short", "a value under the cap is whole");
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn a_syntax_error_names_the_tools_own_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = dir.path().join("syntax");
+    std::fs::create_dir(&tool).unwrap();
+    std::fs::write(
+        tool.join("tool.json"),
+        json!({"slug": "syntax", "runtime": "javascript", "source": "main.js"}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        tool.join("main.js"),
+        "function run(p) {\n  const a = 1;\n  return a +* 2;\n}\n",
+    )
+    .unwrap();
+    let catalogue = dir.path().display().to_string();
+    let gate = Gate::start(&[("TOOLGATE_CATALOGUE", catalogue.as_str())]).await;
+    let r = gate.call("syntax", json!({})).await;
+    let msg = expect_error(&r, "EXECUTION_ERROR")["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(msg.starts_with("SyntaxError"), "{msg}");
+    assert!(msg.contains(&format!("{catalogue}/syntax/main.js:3:")), "{msg}");
     gate.stop().await;
 }

@@ -84,9 +84,10 @@ async fn prompts_are_listed_and_filled_from_the_live_catalogue() {
     .unwrap();
     assert!(recover.contains("This is INVALID_PARAMS (retryable: no)"));
     assert!(recover.contains("TIMEOUT (retryable: yes)") && recover.contains("RATE_LIMITED (retryable: yes)"));
+    let call = call_in(&recover);
     expect_ok(
         &gate
-            .call("data-generator", call_in(&recover)["arguments"].clone())
+            .call(call["name"].as_str().unwrap(), call["arguments"].clone())
             .await,
     );
     gate.stop().await;

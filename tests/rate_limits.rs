@@ -42,6 +42,12 @@ async fn catalogue_serve_refuses_the_third_anonymous_run_a_minute_with_retry_aft
     let answer: Value = refused.json().await.unwrap();
     assert_eq!(answer["code"], "RATE_LIMITED", "{answer}");
     assert_eq!(answer["retryable"], true, "{answer}");
+    // The body says the header's number of seconds (both rounded up from the wait).
+    let said = answer["error"].as_str().unwrap();
+    assert!(
+        said.contains(&format!("Retry after {wait} s.")),
+        "{said} (retry-after: {wait})"
+    );
     // Runs are what is limited: the list and health still answer.
     let list = http.get(format!("{}/api/tools", server.host)).send().await.unwrap();
     assert_eq!(list.status(), 200);

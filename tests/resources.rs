@@ -4,7 +4,7 @@
 use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::{Value, json};
 
-use crate::util::{Gate, expect_ok, fixtures};
+use crate::util::{Gate, expect_ok, fixtures, structured};
 
 async fn read(gate: &Gate, uri: &str) -> Result<String, String> {
     match gate.client.read_resource(ReadResourceRequestParams::new(uri)).await {
@@ -100,5 +100,38 @@ async fn a_withheld_tool_is_reachable_as_a_resource() {
         manifest["example"]["name"], "toolgate",
         "its call goes through the meta-tool"
     );
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn a_ready_call_is_direct_only_for_a_tool_tools_list_lists() {
+    // Only the meta-tool is listed: a host that calls listed tools only could not send a
+    // direct call, so every ready call, everywhere it is offered, goes through `run`.
+    let gate = Gate::start(&[("TOOLGATE_ADVERTISE", "meta")]).await;
+    assert!(!gate.names().await.contains(&"env-validator".to_owned()));
+    let schema = gate.meta(json!({"command": "schema", "slug": "env-validator"})).await;
+    let call = structured(&schema)["example"].clone();
+    assert_eq!(call["name"], "toolgate", "{call}");
+    assert_eq!(call["arguments"]["command"], "run", "{call}");
+    expect_ok(&gate.call("toolgate", call["arguments"].clone()).await);
+    let manifest = read_json(&gate, "toolgate://tools/env-validator").await;
+    assert_eq!(manifest["example"], call, "the resource offers the same call");
+    let catalogue = read_json(&gate, "toolgate://catalogue").await;
+    let row = catalogue["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["slug"] == "env-validator")
+        .unwrap()
+        .clone();
+    assert_eq!(row["advertised"], false, "{row}");
+    gate.stop().await;
+
+    // Listed, it is called directly.
+    let gate = Gate::start(&[("TOOLGATE_ADVERTISE", "all")]).await;
+    let schema = gate.meta(json!({"command": "schema", "slug": "env-validator"})).await;
+    assert_eq!(structured(&schema)["example"]["name"], "env-validator");
+    let manifest = read_json(&gate, "toolgate://tools/env-validator").await;
+    assert_eq!(manifest["example"]["name"], "env-validator");
     gate.stop().await;
 }

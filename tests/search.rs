@@ -289,3 +289,37 @@ async fn the_hybrid_ranker_holds_its_floor_and_its_margin_on_every_dataset() {
         "MetaTool hybrid nDCG@10 {hybrid} is below its floor of 0.70: {stdout}"
     );
 }
+
+#[tokio::test]
+async fn a_one_tool_catalogue_shows_no_meaningless_score_and_counts_in_the_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = dir.path().join("only");
+    std::fs::create_dir(&tool).unwrap();
+    let manifest = json!({
+        "slug": "only", "name": "Only", "description": "Counts the words of a text.", "tags": ["words"],
+        "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        "runtime": "javascript", "source": "index.js"
+    });
+    std::fs::write(tool.join("tool.json"), manifest.to_string()).unwrap();
+    std::fs::write(tool.join("index.js"), "function run(p) { return 1; }").unwrap();
+    let catalogue = dir.path().display().to_string();
+    let gate = Gate::start(&[("TOOLGATE_CATALOGUE", catalogue.as_str())]).await;
+    let r = gate.meta(json!({"command": "search", "query": "count words"})).await;
+    let said = text(&r);
+    // Normalised over one tool, every score was 0.00: the text leaves it out.
+    assert!(said.starts_with("1 tool for \"count words\""), "{said}");
+    assert!(said.contains("\nonly — Counts the words"), "{said}");
+    assert!(!said.contains("(0.00)"), "{said}");
+    assert!(structured(&r)["results"][0]["score"].is_number());
+    let list = gate.meta(json!({"command": "list"})).await;
+    assert!(text(&list).starts_with("1 tool:\n"), "{}", text(&list));
+    gate.stop().await;
+
+    // Where hits differ, each line shows its score.
+    let gate = Gate::start(&[]).await;
+    let r = gate
+        .meta(json!({"command": "search", "query": "validate env file"}))
+        .await;
+    assert!(text(&r).contains("\nenv-validator ("), "{}", text(&r));
+    gate.stop().await;
+}

@@ -64,7 +64,7 @@ schema base64-codec
 call base64-codec {"input": "hi"}
 call hex-codec {"input": "hi"}
 history
-diff
+diff r1 r2
 call base64-codec {not json
 call base64-codec {"mode": "encode"}
 frobnicate
@@ -94,7 +94,10 @@ call base64-codec {"input": "still runs"}
     // history and diff of this session.
     assert!(out.contains("2 runs, newest first:\nr2 hex-codec ok"), "{out}");
     assert!(out.contains("\nr1 base64-codec ok"), "{out}");
-    assert!(out.contains("r1 vs r2: inputs differ"), "{out}");
+    assert!(
+        out.contains("r1 (base64-codec) vs r2 (hex-codec): different tools"),
+        "runs of two tools are not blamed on their input: {out}"
+    );
     // Each failure on stderr with its line; later commands still ran.
     let path_line = |n: usize, rest: &str| err.contains(&format!("/script:{n}: error: {rest}"));
     assert!(path_line(9, "call: the arguments are not JSON ("), "{err}");
@@ -163,7 +166,7 @@ async fn the_shell_speaks_streamable_http_and_reads_a_piped_stdin() {
     assert!(ran.stdout.contains("  base64-codec — "), "{}", ran.stdout);
     assert!(ran.stdout.contains("\"output\": \"aGk=\""), "{}", ran.stdout);
     assert!(
-        ran.stdout.contains("1 runs, newest first:\nr1 base64-codec ok"),
+        ran.stdout.contains("1 run, newest first:\nr1 base64-codec ok"),
         "one session over HTTP: {}",
         ran.stdout
     );

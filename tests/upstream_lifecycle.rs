@@ -1,6 +1,7 @@
 //! The life of an upstream: a crash answered `UPSTREAM_UNAVAILABLE` while the others keep
-//! working, the restart, a bad entry costing only itself, children that die with
-//! toolgate, credentials, and Streamable HTTP upstreams. Real servers throughout; every
+//! working, the restart, a bad entry costing only itself, a server that cannot start,
+//! children that die with toolgate, their stderr, credentials, and Streamable HTTP
+//! upstreams. Real servers throughout; every
 //! wait is for an event (a notification, a line, a process exit), bounded.
 
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -209,4 +210,93 @@ async fn a_streamable_http_upstream_is_reached_with_its_headers() {
     assert!(text(&r).contains("over http"), "{r:?}");
     up.gate.stop().await;
     server.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_upstream_whose_command_does_not_exist_is_unavailable_with_its_cause() {
+    let up = Federated::start(json!({"ghost": {"command": "nope-xyz-no-such-command"}}), &[]).await;
+    // Directly and through the meta-tool: the server and why it is down, not an
+    // unknown tool with unrelated close matches.
+    let direct = up.gate.call("ghost__anything", json!({})).await;
+    let meta = up.gate.meta(json!({"command": "run", "slug": "ghost__anything"})).await;
+    for r in [&direct, &meta] {
+        let failed = expect_error(r, "UPSTREAM_UNAVAILABLE");
+        let said = failed["error"].as_str().unwrap();
+        assert!(
+            said.contains("\"ghost\"") && said.contains("command \"nope-xyz-no-such-command\" not found"),
+            "{said}"
+        );
+    }
+    // The listing names the server as down, with the same cause.
+    let list = up.gate.meta(json!({"command": "list"})).await;
+    let down = &structured(&list)["unavailable_servers"];
+    assert_eq!(down[0]["server"], "ghost", "{down}");
+    assert_eq!(down[0]["code"], "UPSTREAM_UNAVAILABLE", "{down}");
+    assert!(down[0]["reason"].as_str().unwrap().contains("not found"), "{down}");
+    assert!(
+        text(&list).contains("Upstream server \"ghost\" is unavailable: command"),
+        "{}",
+        text(&list)
+    );
+    // A name in no server's namespace is still an unknown tool.
+    let r = up
+        .gate
+        .meta(json!({"command": "run", "slug": "nobody__anything"}))
+        .await;
+    expect_error(&r, "TOOL_NOT_FOUND");
+    up.gate.stop().await;
+}
+
+#[tokio::test]
+async fn an_upstream_childs_stderr_lines_carry_its_name_and_a_long_one_is_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    // A server that talks on stderr, then waits for its stdin to close.
+    let script =
+        "echo first words >&2; head -c 20000 /dev/zero | tr '\\0' x >&2; echo >&2; echo last words >&2; cat >/dev/null";
+    let file = crate::upstream::servers_file(dir.path(), json!({"talker": {"command": "sh", "args": ["-c", script]}}));
+    let mut cmd = crate::util::command(dir.path(), &[("TOOLGATE_UPSTREAMS", &file)]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let seen = tokio::time::timeout(WAIT, async {
+        let mut seen = Vec::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let last = line == "[talker] last words";
+            seen.push(line);
+            if last {
+                return seen;
+            }
+        }
+        panic!("toolgate ended before passing on the last line: {seen:?}");
+    })
+    .await
+    .expect("the upstream's stderr is passed on");
+    assert!(seen.contains(&"[talker] first words".to_owned()), "{seen:?}");
+    let long = seen
+        .iter()
+        .find(|l| l.starts_with("[talker] xxx"))
+        .expect("the long line");
+    assert!(long.ends_with("x …"), "cut, and says so");
+    assert!(long.len() < 9 * 1024, "{} bytes", long.len());
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_tool_filter_pattern_that_matches_no_tool_is_warned_of_once() {
+    let state = tempfile::tempdir().unwrap();
+    let mut server = py_server(state.path());
+    server["tools"] = json!({"allow": ["echo", "shout", "ech0"], "deny": ["shout*", "nothing-*"]});
+    let up = Federated::start(json!({"py": server}), &[]).await;
+    let names = up.gate.names().await;
+    assert!(names.contains(&"py__echo".to_owned()), "{names:?}");
+    assert!(!names.contains(&"py__shout".to_owned()), "{names:?}");
+    let stderr = up.gate.stop().await;
+    for (kind, glob) in [("allow", "ech0"), ("deny", "nothing-*")] {
+        let warning = format!("upstream \"py\": its tools {kind} pattern \"{glob}\" matches none of its");
+        assert_eq!(stderr.matches(&warning).count(), 1, "{warning}: {stderr}");
+    }
+    assert!(
+        !stderr.contains("pattern \"shout"),
+        "patterns that match are not warned of: {stderr}"
+    );
 }

@@ -188,7 +188,8 @@ impl Access {
     fn reload(&self, path: &Path) {
         match Keys::read(path) {
             Ok(keys) => {
-                tracing::info!("keys file {} read again: {} keys", path.display(), keys.keys.len());
+                let read = crate::plural::count(keys.keys.len(), "key", "keys");
+                tracing::info!("keys file {} read again: {read}", path.display());
                 *self.inner.keys.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(keys);
             }
             Err(e) => tracing::warn!("{e}; the keys read before stay in force"),
@@ -357,9 +358,13 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
     if let Err(wait) = access.inner.limiter.request(&principal) {
         crate::metrics::get().rate_limited("requests");
         let message = format!(
-            "\"{}\" may make {} requests a minute and has used them; retry after {} s",
+            "\"{}\" may make {} a minute and has used them; retry after {} s",
             principal.id,
-            access.inner.limiter.rates().requests_per_minute,
+            crate::plural::count(
+                access.inner.limiter.rates().requests_per_minute as usize,
+                "request",
+                "requests"
+            ),
             retry_after_secs(wait)
         );
         let mut answer = refuse(StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", &message, None);
@@ -400,10 +405,9 @@ fn metadata(face: Face, oauth: &OAuth, base: Option<&str>, method: &Method) -> R
     (cors, axum::Json(resource::document(face, base, oauth.settings()))).into_response()
 }
 
-/// A wait as the whole seconds of a `Retry-After` header: rounded up, at least 1.
-pub fn retry_after_secs(wait: std::time::Duration) -> u64 {
-    wait.as_secs() + u64::from(wait.subsec_nanos() > 0 || wait.is_zero())
-}
+/// A wait as the whole seconds of a `Retry-After` header: rounded up, at least 1 (the
+/// rule error messages state the wait by too).
+pub use crate::error::retry_after_secs;
 
 /// An error answer with the error body of `docs/reference/errors.md`, and `challenge` as its `WWW-Authenticate`.
 fn refuse(status: StatusCode, code: &str, message: &str, challenge: Option<HeaderValue>) -> Response {

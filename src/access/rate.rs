@@ -206,8 +206,9 @@ impl Limiter {
             .take(&holder, principal.per_minute)
             .map_err(|wait| Error::RateLimited {
                 what: format!(
-                    "\"{}\" may start {} runs a minute and has used them",
-                    principal.id, principal.per_minute
+                    "\"{}\" may start {} a minute and has used them",
+                    principal.id,
+                    crate::plural::count(principal.per_minute as usize, "run", "runs")
                 ),
                 retry_after: Some(wait),
             })
@@ -229,9 +230,9 @@ impl Limiter {
             Ok(Err(_)) => Ok(Place { _permit: None }),
             Err(_) => Err(Error::RateLimited {
                 what: format!(
-                    "\"{}\" already has {} runs going and none ended within {} ms",
+                    "\"{}\" already has {} going and none ended within {} ms",
                     principal.id,
-                    self.rates.runs_at_once,
+                    crate::plural::count(self.rates.runs_at_once, "run", "runs"),
                     self.rates.queue_wait.as_millis()
                 ),
                 retry_after: Some(Duration::from_secs(1)),
@@ -370,7 +371,7 @@ mod tests {
         let held = impatient.run(&a).await.unwrap();
         assert!(impatient.run(&b).await.is_ok(), "another principal has its own places");
         let refused = impatient.run(&a).await.err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(refused.contains("1 runs going"), "{refused}");
+        assert!(refused.contains("1 run going"), "{refused}");
         drop(held);
         // Queued while the first holds the place, it runs as soon as that is given back.
         let limiter = Arc::new(Limiter::new(rates(1)));

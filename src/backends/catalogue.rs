@@ -145,7 +145,10 @@ impl Catalogue {
         };
         match (origin, &self.api, self.mode) {
             (Origin::Local, _, _) => match (&tool.code, tool.runtime()) {
-                (Some(code), Some(runtime)) => self.local(slug, runtime, code.clone(), params, cancel).await,
+                (Some(code), Some(runtime)) => {
+                    let file = tool.file.as_deref();
+                    self.local((slug, file), runtime, code.clone(), params, cancel).await
+                }
                 _ => no_source(false),
             },
             (Origin::Remote, None, _) => {
@@ -154,16 +157,28 @@ impl Catalogue {
             (Origin::Remote, Some(api), Execution::Remote) => self.remote(api, slug, params).await,
             (Origin::Remote, Some(api), Execution::Local) => match self.source(api, slug).await {
                 Ok(Some(src)) => {
-                    self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, cancel)
-                        .await
+                    self.local(
+                        (slug, None),
+                        src.runtime,
+                        Arc::from(src.source.as_str()),
+                        params,
+                        cancel,
+                    )
+                    .await
                 }
                 Ok(None) => no_source(true),
                 Err(e) => Answer::refused(e),
             },
             (Origin::Remote, Some(api), Execution::Auto) => match self.source(api, slug).await {
                 Ok(Some(src)) if self.is_local_runtime(src.runtime) => {
-                    self.local(slug, src.runtime, Arc::from(src.source.as_str()), params, cancel)
-                        .await
+                    self.local(
+                        (slug, None),
+                        src.runtime,
+                        Arc::from(src.source.as_str()),
+                        params,
+                        cancel,
+                    )
+                    .await
                 }
                 Ok(_) => self.remote(api, slug, params).await,
                 Err(e) => {
@@ -190,9 +205,11 @@ impl Catalogue {
         Ok(Some(found))
     }
 
+    /// Runs `slug`'s `code` here; a JavaScript or TypeScript error names `file` (the
+    /// tool's source file) when it came from one, else `SLUG.js` or `SLUG.ts`.
     async fn local(
         &self,
-        slug: &str,
+        (slug, file): (&str, Option<&str>),
         runtime: Runtime,
         code: Arc<str>,
         params: &Value,
@@ -201,12 +218,12 @@ impl Catalogue {
         match runtime {
             Runtime::Javascript => tool_answer(
                 self.js
-                    .run_tool(code, format!("{slug}.js"), params.clone(), party, cancel)
+                    .run_tool(code, file_name(slug, file, "js"), params.clone(), party, cancel)
                     .await,
             ),
             Runtime::Typescript => tool_answer(
                 self.js
-                    .run_typescript_tool(&code, format!("{slug}.ts"), params.clone(), party, cancel)
+                    .run_typescript_tool(&code, file_name(slug, file, "ts"), params.clone(), party, cancel)
                     .await,
             ),
             Runtime::Nyxilum => match self.nyxilum.tool(slug, &code, params).await {
@@ -223,6 +240,11 @@ impl Catalogue {
             },
         }
     }
+}
+
+/// The name a tool's code goes by in stack traces: its source file, else `SLUG.EXT`.
+fn file_name(slug: &str, file: Option<&str>, ext: &str) -> String {
+    file.map_or_else(|| format!("{slug}.{ext}"), str::to_owned)
 }
 
 impl Catalogue {

@@ -29,6 +29,10 @@ pub struct Entry {
     pub manifest: Manifest,
     /// The code, when the tool has any.
     pub code: Option<Arc<str>>,
+    /// The file the code was read from, as the source was given (`cat/hash/index.js`;
+    /// for the embedded catalogue, relative to it): what stack traces name. `None` for
+    /// code given inline.
+    pub file: Option<Arc<str>>,
 }
 
 /// What a source yielded: the tools that loaded and one sentence per tool that did not,
@@ -126,7 +130,12 @@ pub fn embedded() -> Loaded {
                         .ok_or_else(|| format!("{name} is not UTF-8"))
                 })
         };
-        push(&mut loaded, &format!("embedded {folder}"), manifest.contents(), read);
+        push(
+            &mut loaded,
+            (&format!("embedded {folder}"), &folder),
+            manifest.contents(),
+            read,
+        );
     }
     for (key, into) in [("resources", &mut loaded.resources), ("prompts", &mut loaded.prompts)] {
         if let Some(file) = EMBEDDED.get_file(format!("{key}.json")) {
@@ -175,7 +184,7 @@ pub fn dir(root: &Path) -> Result<Loaded, LoadError> {
                 .map_err(|e| format!("{name}: {e}"))
                 .and_then(|b| String::from_utf8(b).map_err(|_| format!("{name}: not UTF-8")))
         };
-        push(&mut loaded, &where_, &bytes, read);
+        push(&mut loaded, (&where_, &shown), &bytes, read);
     }
     for (key, into) in [("resources", &mut loaded.resources), ("prompts", &mut loaded.prompts)] {
         let name = format!("{key}.json");
@@ -396,7 +405,11 @@ fn from_manifests(origin: &str, manifests: Vec<Result<Manifest, String>>, inline
         match manifest {
             Ok(mut manifest) => {
                 let code = manifest.source.take().filter(|_| inline_source).map(Arc::from);
-                loaded.entries.push(Entry { manifest, code });
+                loaded.entries.push(Entry {
+                    manifest,
+                    code,
+                    file: None,
+                });
             }
             Err(e) => loaded
                 .problems
@@ -406,8 +419,14 @@ fn from_manifests(origin: &str, manifests: Vec<Result<Manifest, String>>, inline
     loaded
 }
 
-/// Parses one folder's manifest and reads the source file it names.
-fn push(loaded: &mut Loaded, where_: &str, bytes: &[u8], read: impl Fn(&str) -> Result<String, String>) {
+/// Parses one folder's manifest and reads the source file it names; `where_` names the
+/// manifest in problems, `folder` the tool's folder in the source's file name.
+fn push(
+    loaded: &mut Loaded,
+    (where_, folder): (&str, &str),
+    bytes: &[u8],
+    read: impl Fn(&str) -> Result<String, String>,
+) {
     let mut manifest: Manifest = match serde_json::from_slice(bytes) {
         Ok(m) => m,
         Err(e) => {
@@ -415,7 +434,9 @@ fn push(loaded: &mut Loaded, where_: &str, bytes: &[u8], read: impl Fn(&str) -> 
             return;
         }
     };
-    let code = match manifest.source.take() {
+    let source = manifest.source.take();
+    let file = source.as_ref().map(|name| Arc::from(format!("{folder}/{name}")));
+    let code = match source {
         None => None,
         Some(name) if !is_plain_relative(&name) => {
             loaded.problems.push(format!(
@@ -431,7 +452,7 @@ fn push(loaded: &mut Loaded, where_: &str, bytes: &[u8], read: impl Fn(&str) -> 
             }
         },
     };
-    loaded.entries.push(Entry { manifest, code });
+    loaded.entries.push(Entry { manifest, code, file });
 }
 
 /// Returns true if and only if `name` is a relative path that stays inside its folder.

@@ -31,6 +31,9 @@ pub struct Tool {
     pub manifest: Manifest,
     /// Its code, when the catalogue carried it (local sources do; an API's list does not).
     pub code: Option<Arc<str>>,
+    /// The file its code was read from, when it was read from one (a folder's tool, or
+    /// the embedded catalogue's): what its stack traces name.
+    pub file: Option<Arc<str>>,
     /// Where its compiled input schema is kept once a call needs it.
     validators: Validators,
     /// True if and only if its slug fits MCP's tool-name grammar.
@@ -140,6 +143,16 @@ pub enum Problem {
         /// What was cut, one phrase each.
         cuts: Vec<String>,
     },
+    /// One of its `examples` breaks its input schema: the tool is served without it, so
+    /// no resource or ready-to-send call offers it.
+    BadExample {
+        /// The tool.
+        slug: String,
+        /// The example's place in `examples`, from 0.
+        index: usize,
+        /// How it breaks the schema, one clause per violation.
+        violation: String,
+    },
     /// A resource, resource template or prompt of the catalogue that is not served: it is
     /// malformed, over a cap, or takes a name or URI that is taken.
     Refused {
@@ -155,9 +168,12 @@ pub enum Problem {
 impl Problem {
     /// Returns true if and only if an entry of the source is not served at all (a
     /// set-aside tool, the second of two with one slug, a refused resource or prompt); a
-    /// withheld or trimmed tool is still served.
+    /// withheld or trimmed tool, or one without a bad example, is still served.
     pub fn is_unserved(&self) -> bool {
-        !matches!(self, Problem::Withheld { .. } | Problem::Trimmed { .. })
+        !matches!(
+            self,
+            Problem::Withheld { .. } | Problem::Trimmed { .. } | Problem::BadExample { .. }
+        )
     }
 
     /// The slug of the tool it is about, or the URI or name of the refused entry.
@@ -166,7 +182,8 @@ impl Problem {
             Problem::Duplicate { slug }
             | Problem::SetAside { slug, .. }
             | Problem::Withheld { slug }
-            | Problem::Trimmed { slug, .. } => slug,
+            | Problem::Trimmed { slug, .. }
+            | Problem::BadExample { slug, .. } => slug,
             Problem::Refused { name, .. } => name,
         }
     }
@@ -184,9 +201,46 @@ impl std::fmt::Display for Problem {
             Problem::Trimmed { slug, cuts } => {
                 write!(f, "tool \"{slug}\" is served with its text cut: {}", cuts.join("; "))
             }
+            Problem::BadExample { slug, index, violation } => write!(
+                f,
+                "tool \"{slug}\" is served without examples[{index}], which breaks its input schema: {violation}"
+            ),
             Problem::Refused { kind, name, reason } => write!(f, "{kind} \"{name}\" is not served: {reason}"),
         }
     }
+}
+
+/// Removes from `manifest` each example whose params its input schema refuses, with a
+/// [`Problem::BadExample`] for each. Only a tool with examples has its schema compiled
+/// here (into `validators`, where its first call finds it); one whose schema does not
+/// compile keeps its examples, since no call of it can run anyway.
+fn drop_bad_examples(manifest: &mut Manifest, validators: &Validators, problems: &mut Vec<Problem>) {
+    if manifest.examples.is_empty() {
+        return;
+    }
+    let Some(validator) = validators.compiled(manifest.input_schema.shared()) else {
+        return;
+    };
+    let mut index = 0;
+    manifest.examples.retain(|example| {
+        let kept = match validator.check(&manifest.slug, &example.params) {
+            Ok(()) => true,
+            Err(e) => {
+                let violation = match e {
+                    Error::InvalidParams { violations, .. } => violations.join("; "),
+                    other => other.to_string(),
+                };
+                problems.push(Problem::BadExample {
+                    slug: manifest.slug.clone(),
+                    index,
+                    violation,
+                });
+                false
+            }
+        };
+        index += 1;
+        kept
+    });
 }
 
 /// An immutable catalogue view.
@@ -291,9 +345,11 @@ impl Snapshot {
                     cuts,
                 });
             }
+            drop_bad_examples(&mut entry.manifest, validators, &mut problems);
             tools.push(Arc::new(Tool {
                 manifest: entry.manifest,
                 code: entry.code,
+                file: entry.file,
                 validators: validators.clone(),
                 is_advertisable,
                 federated: None,
@@ -352,6 +408,7 @@ impl Snapshot {
                 is_advertisable: slug::is_advertisable(&manifest.slug),
                 manifest,
                 code: None,
+                file: None,
                 validators: self.validators.clone(),
                 federated: Some(federated),
                 vectors: OnceLock::new(),
@@ -555,6 +612,7 @@ mod tests {
         Entry {
             manifest: serde_json::from_value(manifest).unwrap(),
             code: None,
+            file: None,
         }
     }
 

@@ -354,8 +354,8 @@ fn build(
     // The build's scratch (parsed documents, the index builders' parts) is freed by now.
     crate::memory::give_back_free_memory();
     tracing::debug!(
-        "catalogue built: {} tools in {} ms, search index ~{} MB; resident {} MB, {} MB after freeing the build's scratch",
-        snapshot.tools().len(),
+        "catalogue built: {} in {} ms, search index ~{} MB; resident {} MB, {} MB after freeing the build's scratch",
+        crate::plural::count(snapshot.tools().len(), "tool", "tools"),
         budget.elapsed().as_millis(),
         snapshot.index_bytes() / (1024 * 1024),
         resident,

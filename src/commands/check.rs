@@ -6,8 +6,10 @@
 //! earlier tool — is a failure too, learnt by reading and building the same source here.
 //! Any failure fails the command, so it works as a CI gate.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams, Tool as McpTool};
@@ -19,6 +21,7 @@ use crate::api::{ApiClient, ListAnswer};
 use crate::catalogue::SourceSpec;
 use crate::catalogue::{Extras, Origin, Problem, Snapshot, load};
 use crate::config::Config;
+use crate::limits::{CHECK_STDERR_BYTES, SHUTDOWN_GRACE};
 
 /// How one tool fared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +102,7 @@ pub async fn run(
     config: &Config,
     flags: &[(std::ffi::OsString, std::ffi::OsString)],
 ) -> Result<Report, String> {
-    let (unserved, uncallable, notes) = unserved(config).await?;
+    let read = unserved(config).await?;
     let name = config.name.as_str();
     let source = config.source.setting();
     let mut cmd = tokio::process::Command::new(binary);
@@ -113,7 +116,48 @@ pub async fn run(
     if let Some(key) = &config.api_key {
         cmd.env("TOOLGATE_API_KEY", key);
     }
-    let transport = TokioChildProcess::new(cmd).map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    // The server's stderr would repeat what the report says (each problem of the source
+    // is warned of as the server loads it): it is kept, and shown only when the check
+    // cannot finish.
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let reading = stderr.map(|stderr| tokio::spawn(keep(stderr, kept.clone())));
+    let checked = walk(transport, name, &source, read).await;
+    let Err(e) = checked else { return checked };
+    // Its client is gone, so the server is ending: what it said is read to its end, or
+    // for a moment at most.
+    if let Some(reading) = reading {
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, reading).await;
+    }
+    let said = String::from_utf8_lossy(&kept.lock().unwrap_or_else(PoisonError::into_inner)).into_owned();
+    match said.trim_end() {
+        "" => Err(e),
+        said => Err(format!("{e}\nthe server said on stderr:\n{said}")),
+    }
+}
+
+/// Reads `stderr` to its end, keeping its start in `kept`, up to [`CHECK_STDERR_BYTES`].
+async fn keep(mut stderr: tokio::process::ChildStderr, kept: Arc<Mutex<Vec<u8>>>) {
+    use tokio::io::AsyncReadExt as _;
+    let mut buf = [0u8; 8192];
+    while let Ok(n @ 1..) = stderr.read(&mut buf).await {
+        let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let room = CHECK_STDERR_BYTES.saturating_sub(kept.len());
+        kept.extend_from_slice(&buf[..n.min(room)]);
+    }
+}
+
+/// Checks every tool the server started on `transport` serves, after what `read` found.
+async fn walk(transport: TokioChildProcess, name: &str, source: &str, read: Read) -> Result<Report, String> {
+    let Read {
+        unserved,
+        uncallable,
+        notes,
+        mut bad_examples,
+    } = read;
     let client: Client = ().serve(transport).await.map_err(|e| format!("the server did not start: {e}"))?;
     let listed = client
         .list_all_tools()
@@ -145,15 +189,34 @@ pub async fn run(
             continue;
         }
         let start = Instant::now();
-        let verdict = match check_one(&client, &listed, name, &row).await {
+        let mut verdict = match check_one(&client, &listed, name, &row).await {
             Ok(()) => Verdict::Passed,
             Err(Step::Skip(why)) => Verdict::Skipped(why),
             Err(Step::Fail(why)) => Verdict::Failed(why),
         };
+        // An example that breaks the input schema fails its tool, whatever the rest.
+        if let Some(mut why) = bad_examples.remove(&slug) {
+            if let Verdict::Failed(also) = verdict {
+                why.push(also);
+            }
+            verdict = Verdict::Failed(why.join("; "));
+        }
         report.tools.push((slug, verdict, start.elapsed().as_millis()));
     }
     let _ = client.cancel().await;
     Ok(report)
+}
+
+/// What reading and building the source here found, before any server runs a tool.
+struct Read {
+    /// Each entry of the source the server will not serve, a sentence naming it.
+    unserved: Vec<String>,
+    /// The slugs not to check again (already failed above).
+    uncallable: HashSet<String>,
+    /// What does not fail the check but a tool's author should know.
+    notes: Vec<String>,
+    /// Per tool, each of its examples that breaks its input schema, a clause naming it.
+    bad_examples: HashMap<String, Vec<String>>,
 }
 
 /// Reads and builds the source the way the server does, and names every tool it will not
@@ -161,8 +224,9 @@ pub async fn run(
 /// server holds, then the tools `Snapshot::build` set aside or dropped as a duplicate (a
 /// withheld slug is still served, through the meta-tool). Also the slugs not to check
 /// again: a server lists a tool whose schema does not compile (it compiles schemas on
-/// first use) though no call of it can run.
-async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>, Vec<String>), String> {
+/// first use) though no call of it can run. And every example that breaks its tool's
+/// input schema (the server serves the tool without it).
+async fn unserved(config: &Config) -> Result<Read, String> {
     let (loaded, origin) = match &config.source {
         SourceSpec::Embedded => (load::embedded(), Origin::Local),
         SourceSpec::Dir(path) => (load::dir(path).map_err(|e| e.to_string())?, Origin::Local),
@@ -217,9 +281,22 @@ async fn unserved(config: &Config) -> Result<(Vec<String>, HashSet<String>, Vec<
             "{slug}: not served: its input schema does not compile: {reason}"
         )),
         Problem::Refused { .. } => Some(p.to_string()),
-        Problem::Withheld { .. } | Problem::Trimmed { .. } => None,
+        Problem::Withheld { .. } | Problem::Trimmed { .. } | Problem::BadExample { .. } => None,
     }));
-    Ok((unserved, set_aside, notes))
+    let mut bad_examples: HashMap<String, Vec<String>> = HashMap::new();
+    for p in &problems {
+        if let Problem::BadExample { slug, index, violation } = p {
+            bad_examples.entry(slug.clone()).or_default().push(format!(
+                "example: examples[{index}] breaks the input schema: {violation}"
+            ));
+        }
+    }
+    Ok(Read {
+        unserved,
+        uncallable: set_aside,
+        notes,
+        bad_examples,
+    })
 }
 
 /// What the server `config` describes reserves: its meta-tool, runtime tools, resource

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::client::{Connection, Outcome, Target};
 use super::shell::say;
+use crate::plural::count;
 
 /// Widest excerpt of JSON (a call, a result) printed on a step's line, in characters.
 const EXCERPT_CHARS: usize = 120;
@@ -80,9 +81,9 @@ async fn walk(conn: &Connection, described: &str) -> Result<(), String> {
 async fn discover(conn: &Connection, found: &mut Found) -> Result<String, String> {
     let meta = conn.meta_name().ok_or_else(|| {
         format!(
-            "{} lists {} tools but no toolgate meta-tool: is it a toolgate, named as --name says?",
+            "{} lists {} but no toolgate meta-tool: is it a toolgate, named as --name says?",
             conn.server(),
-            conn.tools().len()
+            count(conn.tools().len(), "tool", "tools")
         )
     })?;
     let rows = conn.catalogue().await?;
@@ -94,13 +95,15 @@ async fn discover(conn: &Connection, found: &mut Found) -> Result<String, String
         .collect();
     if found.runnable.is_empty() {
         return Err(format!(
-            "the catalogue lists {total} tools and none can run here: nothing to walk with"
+            "the catalogue lists {} and none can run here: nothing to walk with",
+            count(total, "tool", "tools")
         ));
     }
     Ok(format!(
-        "initialize: {}; tools/list: {} tools, meta-tool \"{meta}\"; the catalogue: {total} tools, {} runnable here",
+        "initialize: {}; tools/list: {}, meta-tool \"{meta}\"; the catalogue: {}, {} runnable here",
         conn.server(),
-        conn.tools().len(),
+        count(conn.tools().len(), "tool", "tools"),
+        count(total, "tool", "tools"),
         found.runnable.len()
     ))
 }
@@ -152,7 +155,10 @@ async fn search(conn: &Connection, found: &mut Found) -> Result<String, String> 
                 found.slug = slug.clone();
                 return Ok(format!("\"{query}\" → {slug} (score {score}){then}"));
             }
-            None => tried.push(format!("\"{query}\": {} results, none runnable here", hits.len())),
+            None => tried.push(format!(
+                "\"{query}\": {}, none runnable here",
+                count(hits.len(), "result", "results")
+            )),
         }
     }
     Err(format!("no search found a runnable tool: {}", tried.join("; ")))
@@ -313,8 +319,8 @@ async fn history(conn: &Connection, found: &mut Found) -> Result<String, String>
         .and_then(Value::as_str)
         .unwrap_or("(no verdict)");
     Ok(format!(
-        "{} runs recorded in this session, newest {} {}; the last two compared: {verdict}",
-        runs.len(),
+        "{} recorded in this session, newest {} {}; the last two compared: {verdict}",
+        count(runs.len(), "run", "runs"),
         newest.get("id").and_then(Value::as_str).unwrap_or("?"),
         newest.get("status").and_then(Value::as_str).unwrap_or("?")
     ))

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::client::{Connection, Target, summary};
+use crate::plural::count;
 
 /// The command words, in the order `help` lists them.
 pub const COMMANDS: &[&str] = &[
@@ -42,7 +43,7 @@ commands:
   schema SLUG        a tool's input and output schemas and a ready-to-send call
   call SLUG {json}   run a tool (directly when advertised, else through the meta-tool)
   history [RUN]      this session's runs, newest first; or one run whole (r3, -1)
-  diff [FROM TO]     compare two runs (by default the last two)
+  diff [FROM TO]     compare two runs (by default the last two of one tool)
   help               this text
   quit               leave (also exit, Ctrl-D)
 Tab completes commands and slugs; a line starting with # is a comment.";
@@ -169,7 +170,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
         "diff" => match rest.split_whitespace().collect::<Vec<_>>()[..] {
             [] => Ok(Some(Command::Diff(None))),
             [from, to] => Ok(Some(Command::Diff(Some((from.to_owned(), to.to_owned()))))),
-            _ => Err("diff takes two run ids (diff r1 r2, diff -2 -1) or none (the last two runs)".into()),
+            _ => Err("diff takes two run ids (diff r1 r2, diff -2 -1) or none (the last two runs of one tool)".into()),
         },
         other => Err(format!(
             "unknown command \"{other}\"; the commands are {} (help says more)",
@@ -184,7 +185,7 @@ pub async fn execute(conn: &Connection, command: &Command) -> Result<String, Str
     match command {
         Command::Tools => {
             let tools = conn.tools();
-            let mut out = format!("{} tools advertised:\n", tools.len());
+            let mut out = format!("{} advertised:\n", count(tools.len(), "tool", "tools"));
             for tool in tools {
                 let description = tool.description.as_deref().unwrap_or_default();
                 out.push_str(&format!("  {} — {}\n", tool.name, summary(description, SUMMARY_CHARS)));
@@ -199,7 +200,7 @@ pub async fn execute(conn: &Connection, command: &Command) -> Result<String, Str
                         .into(),
                 );
             }
-            let mut out = format!("{} tools in the catalogue:\n", rows.len());
+            let mut out = format!("{} in the catalogue:\n", count(rows.len(), "tool", "tools"));
             for row in rows {
                 let text = |key: &str| row.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
                 let note = match row
@@ -338,10 +339,10 @@ async fn interactive(conn: &Connection, history: Option<&Path>) -> Result<(), St
         eprintln!("note: cannot read the history file {}: {e}", path.display());
     }
     say(&format!(
-        "Connected to {} at {}; {} tools advertised{}. `help` lists the commands; Tab completes; Ctrl-D leaves.",
+        "Connected to {} at {}; {} advertised{}. `help` lists the commands; Tab completes; Ctrl-D leaves.",
         conn.server(),
         conn.target().describe(),
-        conn.tools().len(),
+        count(conn.tools().len(), "tool", "tools"),
         conn.meta_name()
             .map(|m| format!(", meta-tool \"{m}\""))
             .unwrap_or_default()

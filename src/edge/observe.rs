@@ -72,10 +72,28 @@ pub async fn observe(mut request: Request, next: Next) -> Response {
         method = %method,
         path = %path,
         status,
-        ms = elapsed.as_secs_f64() * 1000.0,
+        ms = log_ms(elapsed),
         principal = principal.as_deref().unwrap_or("-"),
         "request"
     );
     metrics::get().request(&RequestLabels { route, method, status }, elapsed.as_secs_f64());
     answer
+}
+/// A duration as the access log writes it: milliseconds to the microsecond
+/// (`ms=0.235`), not every digit a float holds (`ms=0.23466700000000001`).
+fn log_ms(elapsed: std::time::Duration) -> f64 {
+    (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_access_log_writes_milliseconds_to_the_microsecond() {
+        let written = |nanos| format!("{:?}", log_ms(std::time::Duration::from_nanos(nanos)));
+        assert_eq!(written(234_667), "0.235");
+        assert_eq!(written(12_000_000), "12.0");
+        assert_eq!(written(1_234_567_891), "1234.568");
+    }
 }

@@ -182,7 +182,9 @@ impl Gateway {
     }
 
     /// Resolves `wanted`: a built-in by exact name first, then a catalogue tool by exact
-    /// slug or unambiguous abbreviation (among advertisable tools for a direct call).
+    /// slug or unambiguous abbreviation (among advertisable tools for a direct call). A
+    /// name no tool has in the namespace of an upstream server that is down is
+    /// `UPSTREAM_UNAVAILABLE` with the server's last error, not `TOOL_NOT_FOUND`.
     pub async fn resolve(&self, wanted: &str, reach: Reach) -> Result<Entry, Error> {
         self.resolve_holding(wanted, reach, &mut None).await
     }
@@ -204,11 +206,19 @@ impl Gateway {
             Some(s) => s.clone(),
             None => held.insert(self.snapshot().await?).clone(),
         };
-        let tool = match reach {
-            Reach::Direct => snapshot.resolve_advertisable(wanted)?,
-            Reach::Meta => snapshot.resolve(wanted)?,
-        }
-        .clone();
+        let found = match reach {
+            Reach::Direct => snapshot.resolve_advertisable(wanted),
+            Reach::Meta => snapshot.resolve(wanted),
+        };
+        let tool = match found {
+            Ok(tool) => tool.clone(),
+            // A server that never started (or is down) lists no tools: a name in its
+            // namespace is answered with why it is down, not as an unknown tool.
+            Err(e @ Error::ToolNotFound { .. }) => {
+                return Err(self.upstreams().and_then(|u| u.unavailable(wanted)).unwrap_or(e));
+            }
+            Err(e) => return Err(e),
+        };
         Ok(match (&tool.federated, &self.federation) {
             (Some(_), Some((_, backend))) => Entry::Upstream {
                 tool,

@@ -20,7 +20,10 @@ pub enum Verdict {
     Identical,
     /// Same tool and input; the result or status differs.
     ResultsDiffer,
-    /// The tool or the input differs (the likely cause of any result change).
+    /// Runs of two different tools: their fields are listed as they differ, but no
+    /// difference has a likely cause (neither run is the other's input changed).
+    ToolsDiffer,
+    /// Same tool, different input (the likely cause of any result change).
     InputsDiffer,
     /// No difference in what was stored, but a payload was truncated, so equality cannot
     /// be claimed.
@@ -33,6 +36,7 @@ impl Verdict {
         match self {
             Verdict::Identical => "identical: same tool, input and result",
             Verdict::ResultsDiffer => "results differ: same tool and input, different outcome",
+            Verdict::ToolsDiffer => "different tools: the runs are of two tools, so their fields differ by nature",
             Verdict::InputsDiffer => "inputs differ: the changed input is the likely cause of any change in the result",
             Verdict::Inconclusive => {
                 "inconclusive: no difference in the stored data, but a payload was truncated, so the runs may still differ"
@@ -89,6 +93,7 @@ pub fn diff(a: &Record, b: &Record) -> Diff {
     walk("result", &a.result, &b.result, &mut changes);
     let truncated = a.truncated || b.truncated;
     let verdict = match (inputs_changed, changes.is_empty(), truncated) {
+        _ if a.slug != b.slug => Verdict::ToolsDiffer,
         (true, _, _) => Verdict::InputsDiffer,
         (false, false, _) => Verdict::ResultsDiffer,
         (false, true, true) => Verdict::Inconclusive,
@@ -180,6 +185,16 @@ mod tests {
             }
         );
         assert_eq!(d.changes[1].path, "result.x");
+    }
+
+    #[test]
+    fn runs_of_two_tools_are_not_blamed_on_their_input() {
+        let a = run(json!({"n": 1}), json!({"x": 1}), false);
+        let mut b = run(json!({"n": 2}), json!({"x": 2}), false);
+        b.slug = "other".into();
+        let d = diff(&a, &b);
+        assert_eq!(d.verdict, Verdict::ToolsDiffer);
+        assert_eq!(d.changes[0].path, "slug");
     }
 
     #[test]

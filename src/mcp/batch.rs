@@ -109,7 +109,12 @@ pub(crate) async fn batch(
     }
     let total = planned.len();
     if let Some(p) = &progress {
-        p.tick(0, total, format!("starting {total} runs")).await;
+        p.tick(
+            0,
+            total,
+            format!("starting {}", crate::plural::count(total, "run", "runs")),
+        )
+        .await;
     }
     let mut pending: FuturesUnordered<_> = planned
         .into_iter()

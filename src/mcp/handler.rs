@@ -51,13 +51,14 @@ impl Handler {
             budget,
         };
         let caller = Caller::new();
+        let listing = Arc::new(tools::Listing::new(policy));
         Handler {
             _ending: Arc::new(Ending::new(&gateway, &caller)),
             gateway,
-            watch: Arc::new(Watch::new(name.clone(), caller.clone())),
+            watch: Arc::new(Watch::new(listing.clone(), caller.clone())),
             caller,
             name,
-            listing: Arc::new(tools::Listing::new(policy)),
+            listing,
             first_page: Arc::default(),
         }
     }
@@ -77,7 +78,7 @@ impl Handler {
         crate::metrics::get().sessions(1);
         Handler {
             _ending: Arc::new(ending),
-            watch: Arc::new(Watch::new(self.name.clone(), caller.clone())),
+            watch: Arc::new(Watch::new(self.listing.clone(), caller.clone())),
             caller,
             ..self.clone()
         }
@@ -246,7 +247,7 @@ impl ServerHandler for Handler {
             return Ok(read?.into());
         }
         Ok(ReadResourceResult::new(vec![
-            resources::read(&self.gateway, &self.caller, &self.name, &request.uri, None).await?,
+            resources::read(&self.gateway, &self.caller, &self.listing, &request.uri, None).await?,
         ])
         .into())
     }
@@ -279,7 +280,7 @@ impl ServerHandler for Handler {
         {
             return Ok(got?.into());
         }
-        Ok(prompts::get(&self.gateway, &self.name, &request.name, &args)
+        Ok(prompts::get(&self.gateway, &self.listing, &request.name, &args)
             .await?
             .into())
     }
@@ -393,7 +394,7 @@ impl ServerHandler for Handler {
                 .scope(meta::call(
                     &self.gateway,
                     &caller,
-                    &self.name,
+                    &self.listing,
                     args,
                     progress,
                     &self.first_page,

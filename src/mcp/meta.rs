@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::batch::Progress;
 use super::convert::{answer, failure, pretty, run_result};
 use super::page;
-use super::tools::COMMANDS;
+use super::tools::{COMMANDS, Listed, Listing};
 use crate::access::Scope;
 use crate::catalogue::{Snapshot, Tool, example};
 use crate::error::Error;
@@ -27,13 +27,13 @@ use crate::search::{Meaning, Ranker};
 pub(crate) async fn call(
     gateway: &Gateway,
     caller: &Caller,
-    meta_name: &str,
+    listing: &Listing,
     args: JsonObject,
     progress: Option<Progress>,
     first: &FirstPage,
     cancel: &CancellationToken,
 ) -> CallToolResult {
-    match dispatch(gateway, caller, meta_name, args, progress, first, cancel).await {
+    match dispatch(gateway, caller, listing, args, progress, first, cancel).await {
         Ok(result) => result,
         Err(e) => failure(&e),
     }
@@ -42,7 +42,7 @@ pub(crate) async fn call(
 async fn dispatch(
     gateway: &Gateway,
     caller: &Caller,
-    meta_name: &str,
+    listing: &Listing,
     mut args: JsonObject,
     progress: Option<Progress>,
     first: &FirstPage,
@@ -69,7 +69,7 @@ async fn dispatch(
         "list" => list(gateway, &gateway.snapshot().await?, &args, first),
         "schema" => {
             let entry = gateway.resolve(slug_arg(&args)?, Reach::Meta).await?;
-            Ok(schema(&entry, meta_name))
+            Ok(schema(gateway, &entry, listing))
         }
         "run" => {
             let slug = slug_arg(&args)?.to_owned();
@@ -150,9 +150,8 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
         format!("No tool matches \"{shown}\". Try other words, or the list command.\n")
     } else {
         format!(
-            "{} {} for \"{shown}\", best first (ranked by {}):\n",
-            hits.len(),
-            if hits.len() == 1 { "tool" } else { "tools" },
+            "{} for \"{shown}\", best first (ranked by {}):\n",
+            crate::plural::count(hits.len(), "tool", "tools"),
             match ranker {
                 Ranker::Hybrid => "words and meaning",
                 Ranker::Lexical => "words",
@@ -170,14 +169,22 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
         );
         json!({"searched_chars": kept, "query_chars": total})
     });
+    // A score is relative (the hybrid ranker normalises over the catalogue): it ranks a
+    // hit among others, and alone, or level with every other, it says nothing; over a
+    // one-tool catalogue it was always 0.00. The text then leaves it out.
+    let is_ranked = hits.iter().any(|(_, h)| h.score != hits[0].1.score);
     let results: Vec<Value> = hits
         .iter()
         .map(|(tool, hit)| {
             let m = &tool.manifest;
+            let score = if is_ranked {
+                format!(" ({:.2})", hit.score)
+            } else {
+                String::new()
+            };
             text.push_str(&format!(
-                "{} ({:.2}) — {} [matched: {}]\n",
+                "{}{score} — {} [matched: {}]\n",
                 m.slug,
-                hit.score,
                 m.summary(),
                 hit.matched.join("; ")
             ));
@@ -199,15 +206,15 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
 
 /// The answer to `{"command":"list"}` with no other argument, kept per snapshot: the
 /// embedded catalogue's list is one 13 KB page, built on every call it took ~0.5 ms.
-/// Not kept when the page holds an upstream tool, whose availability changes with its
-/// server rather than with the snapshot.
+/// Not kept when upstream servers are configured: their tools' availability, and the
+/// servers named as down, change with the servers rather than with the snapshot.
 #[derive(Debug, Default)]
 pub(crate) struct FirstPage(Mutex<Option<(Arc<Snapshot>, CallToolResult)>>);
 
 /// One page of every tool: the built-in runtime tools first, then the catalogue by slug,
 /// from `cursor` (the `next_cursor` of the page before), at most `limit` tools and
 /// [`crate::limits::PAGE_BYTES`]. A tool that cannot run here says why (`available:
-/// false`, `unavailable`).
+/// false`, `unavailable`); so does an upstream server that is down (`unavailable_servers`).
 fn list(
     gateway: &Gateway,
     snapshot: &Arc<Snapshot>,
@@ -242,7 +249,6 @@ fn list(
         }
     };
     let mut available = gateway.availability(snapshot);
-    let mut federated = false;
     let rows = (start..total).map(|i| {
         let (row, line) = match i.checked_sub(builtins.len()) {
             None => {
@@ -253,10 +259,7 @@ fn list(
                     format!("{} — {summary} (runtime tool)\n", d.name),
                 )
             }
-            Some(t) => {
-                federated |= tools[t].federated.is_some();
-                tool_row(gateway, &tools[t], &mut available)
-            }
+            Some(t) => tool_row(gateway, &tools[t], &mut available),
         };
         let bytes =
             serde_json::to_string(&row).map_or(0, |r| r.len()) + serde_json::to_string(&line).map_or(0, |l| l.len());
@@ -265,9 +268,13 @@ fn list(
     let rows = page::take(rows, page::ROOM, limit);
     let end = start + rows.len();
     let mut text = if start == 0 && end == total {
-        format!("{total} tools:\n")
+        format!("{}:\n", crate::plural::count(total, "tool", "tools"))
     } else {
-        format!("{total} tools; {} to {end}:\n", start + 1)
+        format!(
+            "{}; {} to {end}:\n",
+            crate::plural::count(total, "tool", "tools"),
+            start + 1
+        )
     };
     let mut listed = Vec::with_capacity(rows.len());
     for (row, line) in rows {
@@ -275,13 +282,25 @@ fn list(
         listed.push(row);
     }
     let mut structured = json!({ "tools": listed, "total": total });
+    // A server that is down lists no tools of its own (one that never started has none
+    // to keep): it is named here with why, so its absence is not a mystery.
+    let down = gateway.upstreams().map(|u| u.down()).unwrap_or_default();
+    if !down.is_empty() {
+        for (server, reason) in &down {
+            text.push_str(&format!("Upstream server \"{server}\" is unavailable: {reason}.\n"));
+        }
+        structured["unavailable_servers"] = down
+            .iter()
+            .map(|(server, reason)| json!({"server": server, "code": "UPSTREAM_UNAVAILABLE", "reason": reason}))
+            .collect();
+    }
     if end < total {
         let next = page::cursor(page::List::Meta, end, fingerprint);
         text.push_str(&format!("More: {{\"command\":\"list\",\"cursor\":\"{next}\"}}\n"));
         structured["next_cursor"] = json!(next);
     }
     let answer = answer(true, text, structured);
-    if is_first && !federated {
+    if is_first && gateway.upstreams().is_none() {
         *first.0.lock().unwrap_or_else(PoisonError::into_inner) = Some((snapshot.clone(), answer.clone()));
     }
     Ok(answer)
@@ -329,29 +348,37 @@ fn int_arg(
     }
 }
 
-/// A ready-to-send call of the tool `name` with `params`: the tool itself when a direct
-/// call can name it, else the meta-tool's `run`.
-fn call_for(name: &str, advertisable: bool, params: Value, meta_name: &str) -> Value {
-    if advertisable {
+/// A ready-to-send call of the tool `name` with `params`: the tool itself when it is
+/// `listed` (in the advertised `tools/list`, so a client that calls only listed tools
+/// can call it), else the meta-tool's `run`, which works for every client.
+fn call_for(name: &str, listed: bool, params: Value, meta_name: &str) -> Value {
+    if listed {
         json!({"name": name, "arguments": params})
     } else {
         json!({"name": meta_name, "arguments": {"command": "run", "slug": name, "params": params}})
     }
 }
 
-/// The ready-to-send call of a catalogue tool.
-pub(crate) fn example_call(tool: &Tool, meta_name: &str) -> Value {
+/// The ready-to-send call of a catalogue tool, direct when `listed` (the advertised list
+/// of its snapshot) lists it.
+pub(crate) fn example_call(tool: &Tool, meta_name: &str, listed: &Listed) -> Value {
     let params = example::params_for(tool).unwrap_or_else(|| json!({}));
-    call_for(tool.slug(), tool.is_advertisable, params, meta_name)
+    call_for(tool.slug(), listed.lists(tool.slug()), params, meta_name)
 }
 
-/// The ready-to-send call of any tool.
-fn entry_call(entry: &Entry, meta_name: &str) -> Value {
-    call_for(entry.name(), entry.is_advertisable(), entry.example_params(), meta_name)
+/// The ready-to-send call of any tool: direct when the advertised list names it.
+fn entry_call(gateway: &Gateway, entry: &Entry, listing: &Listing) -> Value {
+    let listed = match entry {
+        Entry::Builtin(_) => true,
+        Entry::Catalogue { snapshot, .. } | Entry::Upstream { snapshot, .. } => {
+            listing.advertised(gateway, Some(snapshot)).lists(entry.name())
+        }
+    };
+    call_for(entry.name(), listed, entry.example_params(), listing.meta_name())
 }
 
-fn schema(entry: &Entry, meta_name: &str) -> CallToolResult {
-    let call = entry_call(entry, meta_name);
+fn schema(gateway: &Gateway, entry: &Entry, listing: &Listing) -> CallToolResult {
+    let call = entry_call(gateway, entry, listing);
     let (input, output) = (entry.input_schema(), entry.output_schema());
     let text = format!(
         "{} — {}\n\nInput schema:\n{}\n\nOutput schema:\n{}\n\nReady-to-send call:\n{}",

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::meta::example_call;
 use super::resources::tool_uri;
+use super::tools::Listing;
 use crate::catalogue::{Snapshot, Tool};
 use crate::error::CODES;
 use crate::error::Error;
@@ -70,14 +71,17 @@ pub(crate) fn list() -> Vec<Prompt> {
 /// Fills one prompt.
 pub(crate) async fn get(
     gateway: &Gateway,
-    meta: &str,
+    listing: &Listing,
     name: &str,
     args: &JsonObject,
 ) -> Result<GetPromptResult, McpError> {
+    let meta = listing.meta_name();
     let snapshot = gateway
         .snapshot()
         .await
         .map_err(|e| McpError::internal_error(e.to_string(), Some(json!({"code": e.code()}))))?;
+    // Ready-to-send calls name a tool directly only when tools/list lists it.
+    let listed = listing.advertised(gateway, Some(&snapshot));
     let text = match name {
         "find-tool" => {
             let goal = required(args, "goal")?;
@@ -117,7 +121,7 @@ pub(crate) async fn get(
                             .as_ref()
                             .map_or("(none declared)".to_owned(), |s| pretty(&s.value())),
                     ),
-                    ("call", &pretty(&example_call(tool, meta))),
+                    ("call", &pretty(&example_call(tool, meta, &listed))),
                 ],
             )
         }
@@ -127,11 +131,11 @@ pub(crate) async fn get(
             let runs: Vec<Value> = hits
                 .iter()
                 .map(|(tool, _)| {
-                    let call = example_call(tool, meta);
-                    let params = if tool.is_advertisable {
-                        call["arguments"].clone()
-                    } else {
+                    let call = example_call(tool, meta, &listed);
+                    let params = if call["name"] == meta {
                         call["arguments"]["params"].clone()
+                    } else {
+                        call["arguments"].clone()
                     };
                     json!({"slug": tool.slug(), "params": params})
                 })
@@ -161,7 +165,7 @@ pub(crate) async fn get(
                 Ok(tool) => (
                     diagnose(&named),
                     required_fields(tool),
-                    pretty(&example_call(tool, meta)),
+                    pretty(&example_call(tool, meta, &listed)),
                 ),
                 Err(e) => (
                     format!("{} {e}", diagnose(&named)),

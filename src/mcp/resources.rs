@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::meta::example_call;
 use super::page;
+use super::tools::Listing;
 use crate::catalogue::Snapshot;
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway};
@@ -50,14 +51,16 @@ pub(crate) fn templates(name: &str) -> Vec<ResourceTemplate> {
 }
 
 /// Reads one resource of toolgate's own or of the catalogue (not an upstream's), from
-/// `snapshot` when given, else from the gateway's current one.
+/// `snapshot` when given, else from the gateway's current one; its scheme is the
+/// meta-tool's name, and a tool's ready-to-send call is as `listing` advertises it.
 pub(crate) async fn read(
     gateway: &Gateway,
     caller: &Caller,
-    name: &str,
+    listing: &Listing,
     uri: &str,
     snapshot: Option<&Arc<Snapshot>>,
 ) -> Result<ResourceContents, McpError> {
+    let name = listing.meta_name();
     let not_found = || super::extras::not_found(uri, name);
     let current = || async {
         match snapshot {
@@ -77,12 +80,12 @@ pub(crate) async fn read(
         "guide" => Ok(ResourceContents::text(guide(gateway, name), uri).with_mime_type("text/markdown")),
         "catalogue" => {
             let snapshot = current().await?;
-            Ok(text(pretty(&catalogue(gateway, &snapshot, name, None)?)))
+            Ok(text(pretty(&catalogue(gateway, &snapshot, listing, None)?)))
         }
         _ if path.starts_with("catalogue?cursor=") => {
             let snapshot = current().await?;
             let cursor = &path["catalogue?cursor=".len()..];
-            Ok(text(pretty(&catalogue(gateway, &snapshot, name, Some(cursor))?)))
+            Ok(text(pretty(&catalogue(gateway, &snapshot, listing, Some(cursor))?)))
         }
         "history" => {
             let h = caller.history();
@@ -101,7 +104,9 @@ pub(crate) async fn read(
                 .resolve(&slug)
                 .map_err(|e| McpError::resource_not_found(e.to_string(), Some(json!({"code": e.code()}))))?;
             let mut manifest = serde_json::to_value(&tool.manifest).unwrap_or(Value::Null);
-            manifest["example"] = example_call(tool, name);
+            // Direct only when tools/list lists the tool: a client that calls only
+            // listed tools could not send it otherwise.
+            manifest["example"] = example_call(tool, name, &listing.advertised(gateway, Some(&snapshot)));
             manifest["uri"] = json!(tool_uri(name, tool.slug()));
             Ok(text(pretty(&manifest)))
         }
@@ -136,8 +141,16 @@ fn guide(gateway: &Gateway, name: &str) -> String {
 
 /// One page of the catalogue overview: every tool, no full schemas, a page of at most
 /// [`crate::limits::PAGE_BYTES`] at a time from `cursor`; `next` is the URI of the page
-/// after, when there is one. A tool that cannot run here says why.
-fn catalogue(gateway: &Gateway, snapshot: &Snapshot, name: &str, cursor: Option<&str>) -> Result<Value, McpError> {
+/// after, when there is one. A tool that cannot run here says why; `advertised` says
+/// whether `tools/list` lists it.
+fn catalogue(
+    gateway: &Gateway,
+    snapshot: &Arc<Snapshot>,
+    listing: &Listing,
+    cursor: Option<&str>,
+) -> Result<Value, McpError> {
+    let name = listing.meta_name();
+    let listed = listing.advertised(gateway, Some(snapshot));
     let tools = snapshot.tools();
     let fingerprint = snapshot.fingerprint();
     let start = match cursor {
@@ -158,7 +171,7 @@ fn catalogue(gateway: &Gateway, snapshot: &Snapshot, name: &str, cursor: Option<
             "parameters": props,
             "required_parameters": required,
             "has_schema": props > 0 || m.output_schema.is_some(),
-            "advertised": t.is_advertisable,
+            "advertised": listed.lists(&m.slug),
             "manifest": tool_uri(name, &m.slug),
             "available": available.is_ok(),
         });

@@ -9,6 +9,7 @@ use super::convert::{answer, pretty};
 use crate::error::Error;
 use crate::history::diff::diff as compare;
 use crate::history::{History, SCOPE, process_started_at};
+use crate::plural::count;
 
 /// Answers `{"command":"history"}` and `{"command":"history","show":"r3"}`.
 pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolResult, Error> {
@@ -18,7 +19,7 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
     match args.get("show") {
         None | Some(Value::Null) => {
             let runs = history.newest_first();
-            let mut text = format!("{head}\n{} runs, newest first:\n", runs.len());
+            let mut text = format!("{head}\n{}, newest first:\n", count(runs.len(), "run", "runs"));
             let index: Vec<Value> = runs
                 .iter()
                 .map(|r| {
@@ -81,8 +82,9 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
 }
 
 /// Answers `{"command":"diff","from":"-2","to":"-1"}`: both runs named, or neither (then
-/// those two). One alone is a `BAD_REQUEST`: the other's default could be the same run,
-/// and a run compared with itself is always "identical".
+/// the newest run and the run of the same tool before it: two runs of different tools
+/// differ by nature, which says nothing). One alone is a `BAD_REQUEST`: the other's
+/// default could be the same run, and a run compared with itself is always "identical".
 pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResult, Error> {
     let id = |key: &str| match args.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -94,7 +96,7 @@ pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResul
     };
     let (from_id, to_id) = match (id("from")?, id("to")?) {
         (Some(from), Some(to)) => (from, to),
-        (None, None) => ("-2".to_owned(), "-1".to_owned()),
+        (None, None) => last_two_of_one_tool(history)?,
         (from, _) => {
             let (given, missing) = if from.is_some() { ("from", "to") } else { ("to", "from") };
             return Err(Error::BadRequest(format!(
@@ -107,12 +109,19 @@ pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResul
     let d = compare(&from, &to);
     let started = history.session_started_at();
     let process = process_started_at();
-    let mut text = format!("{} vs {}: {}.\n", from.id, to.id, d.verdict.sentence());
+    let mut text = format!(
+        "{} ({}) vs {} ({}): {}.\n",
+        from.id,
+        from.slug,
+        to.id,
+        to.slug,
+        d.verdict.sentence()
+    );
     for c in &d.changes {
         text.push_str(&format!("{}: {} → {}\n", c.path, c.from, c.to));
     }
     if d.more > 0 {
-        text.push_str(&format!("… and {} more changes.\n", d.more));
+        text.push_str(&format!("… and {} more.\n", count(d.more, "change", "changes")));
     }
     if d.truncated {
         text.push_str(
@@ -133,4 +142,22 @@ pub(crate) fn diff(history: &History, args: &JsonObject) -> Result<CallToolResul
         "session_started_at": started,
     });
     Ok(answer(true, text, structured))
+}
+
+/// The ids of the newest run and of the newest run of the same tool before it; a
+/// `BAD_REQUEST` saying what to do when there are no two such runs.
+fn last_two_of_one_tool(history: &History) -> Result<(String, String), Error> {
+    let runs = history.newest_first();
+    let Some((newest, earlier)) = runs.split_first() else {
+        return Err(Error::BadRequest(
+            "diff compares two runs of one tool, and this session has no runs yet: run a tool twice, then diff".into(),
+        ));
+    };
+    match earlier.iter().find(|r| r.slug == newest.slug) {
+        Some(before) => Ok((before.id.clone(), newest.id.clone())),
+        None => Err(Error::BadRequest(format!(
+            "diff with no runs named compares the last two runs of one tool, and {} is the only run of {} in this session: run it again, or name two runs (for example \"from\":\"r1\",\"to\":\"{}\")",
+            newest.id, newest.slug, newest.id
+        ))),
+    }
 }

@@ -17,6 +17,7 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::{Peer, RoleServer};
 
 use super::resources;
+use super::tools::Listing;
 use crate::catalogue::Snapshot;
 use crate::gateway::{Caller, Gateway};
 use crate::limits::RESOURCE_SUBSCRIPTIONS;
@@ -28,15 +29,19 @@ pub(crate) struct Subscriptions {
     name: String,
     /// The session, whose history `NAME://history` shows.
     caller: Caller,
+    /// What `tools/list` advertises, which a tool's ready-to-send call follows.
+    listing: Arc<Listing>,
     uris: Mutex<HashMap<String, u64>>,
 }
 
 impl Subscriptions {
-    /// No subscriptions yet, for the session of `caller` under the scheme `name`.
-    pub(crate) fn new(name: String, caller: Caller) -> Subscriptions {
+    /// No subscriptions yet, for the session of `caller` under the scheme of `listing`'s
+    /// meta-tool.
+    pub(crate) fn new(listing: Arc<Listing>, caller: Caller) -> Subscriptions {
         Subscriptions {
-            name,
+            name: listing.meta_name().to_owned(),
             caller,
+            listing,
             uris: Mutex::default(),
         }
     }
@@ -125,7 +130,7 @@ impl Subscriptions {
         uri: &str,
         snapshot: Option<&Arc<Snapshot>>,
     ) -> Result<u64, McpError> {
-        let contents = resources::read(gateway, &self.caller, &self.name, uri, snapshot).await?;
+        let contents = resources::read(gateway, &self.caller, &self.listing, uri, snapshot).await?;
         let mut h = std::hash::DefaultHasher::new();
         serde_json::to_string(&contents).unwrap_or_default().hash(&mut h);
         Ok(h.finish())

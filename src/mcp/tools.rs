@@ -55,8 +55,8 @@ pub(crate) fn meta_tool(name: &str, hidden: usize) -> McpTool {
                 "description": "batch: runs, all validated before any runs."
             },
             "show": {"type": "string", "description": "history: one run by id (r3) or from the newest (-1)."},
-            "from": {"type": "string", "description": "diff: the first run (-2 with to unset)."},
-            "to": {"type": "string", "description": "diff: the second run (-1 with from unset)."}
+            "from": {"type": "string", "description": "diff: the first run; with to, or neither for the last two runs of one tool."},
+            "to": {"type": "string", "description": "diff: the second run; with from, or neither for the last two runs of one tool."}
         },
         "required": ["command"]
     });
@@ -64,8 +64,9 @@ pub(crate) fn meta_tool(name: &str, hidden: usize) -> McpTool {
         "Gateway to the tool catalogue. {{\"command\":\"search\",\"query\":\"validate env file\"}} ranks tools by what you want to do; {{\"command\":\"list\"}} lists every tool; {{\"command\":\"schema\",\"slug\":\"...\"}} gives exact schemas and a ready-to-send call; {{\"command\":\"run\",\"slug\":\"...\",\"params\":{{...}}}} runs any tool; {{\"command\":\"batch\",\"runs\":[...]}} runs up to {BATCH_MAX} at once, all validated first; {{\"command\":\"history\"}} and {{\"command\":\"diff\",\"from\":\"-2\",\"to\":\"-1\"}} show past runs. Slugs resolve by exact match or unambiguous abbreviation. Errors carry a stable code and a retryable flag."
     );
     if hidden > 0 {
+        let more = crate::plural::count(hidden, "more catalogue tool is", "more catalogue tools are");
         description.push_str(&format!(
-            " {hidden} more catalogue tools are not listed as tools, to save context: find them with search, then run them with run."
+            " {more} not listed as tools, to save context: find them with search, then run them with run."
         ));
     }
     McpTool::new(name.to_owned(), description, object(schema))
@@ -126,6 +127,17 @@ impl Listed {
             }
     }
 
+    /// Returns true if and only if `name` is one of the tools it lists: a client that
+    /// calls only listed tools can call it directly.
+    pub(crate) fn lists(&self, name: &str) -> bool {
+        self.head.iter().any(|t| t.name == name)
+            || match &self.rest {
+                Rest::Described(tools) => tools.iter().any(|t| t.name == name),
+                // In slug order, as the snapshot holds them.
+                Rest::Tools(tools) => tools.binary_search_by(|t| t.slug().cmp(name)).is_ok(),
+            }
+    }
+
     /// The listed tool at `i`, described.
     fn describe(&self, i: usize) -> Option<McpTool> {
         if let Some(t) = self.head.get(i) {
@@ -167,6 +179,11 @@ impl Listing {
             policy,
             last: Mutex::new(None),
         }
+    }
+
+    /// The meta-tool's name.
+    pub(crate) fn meta_name(&self) -> &str {
+        &self.policy.name
     }
 
     /// The advertised list for `snapshot` (`None`: the catalogue is unreachable),

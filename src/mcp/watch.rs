@@ -56,11 +56,12 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    /// Nothing seen yet by the session of `caller`, under the resource scheme `name`.
-    pub(crate) fn new(name: String, caller: Caller) -> Watch {
+    /// Nothing seen yet by the session of `caller`, under the resource scheme of
+    /// `listing`'s meta-tool.
+    pub(crate) fn new(listing: Arc<Listing>, caller: Caller) -> Watch {
         Watch {
             last: Mutex::default(),
-            subscriptions: Subscriptions::new(name, caller),
+            subscriptions: Subscriptions::new(listing, caller),
         }
     }
 

@@ -74,7 +74,10 @@ pub async fn serve(
             access::enforce,
         ))
         .layer(axum::middleware::from_fn(observe::observe));
-    eprintln!("toolgate catalogue API serving {tools} tools at http://{addr}/api");
+    eprintln!(
+        "toolgate catalogue API serving {} at http://{addr}/api",
+        crate::plural::count(tools, "tool", "tools")
+    );
     let stopping = CancellationToken::new();
     let stop = stopping.clone();
     tokio::spawn(async move {

@@ -321,11 +321,13 @@ impl Opaque {
                     .take(usize::try_from(limit).unwrap_or(usize::MAX))
                     .count() as u64;
                 if found < *min {
-                    let text = format!("{VALUE} has fewer than {min} items that match its 'contains' schema");
+                    let items = crate::plural::count(*min as usize, "item that matches", "items that match");
+                    let text = format!("{VALUE} has fewer than {items} its 'contains' schema");
                     return Some(("contains".to_owned(), text));
                 }
                 max.filter(|m| found > *m).map(|m| {
-                    let text = format!("{VALUE} has more than {m} items that match its 'contains' schema");
+                    let items = crate::plural::count(m as usize, "item that matches", "items that match");
+                    let text = format!("{VALUE} has more than {items} its 'contains' schema");
                     ("maxContains".to_owned(), text)
                 })
             }

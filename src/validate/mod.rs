@@ -81,6 +81,21 @@ impl Validators {
     }
 }
 
+impl Validators {
+    /// The compiled form of the schema whose JSON text is `text`, kept as
+    /// [`Validators::get`] keeps it, when it compiles; `None` when it does not, and then
+    /// nothing is kept or reported, so the first call of its tool still reports why.
+    pub fn compiled(&self, text: &Arc<str>) -> Option<Arc<Compiled>> {
+        self.0
+            .try_get_with_by_ref(text, || {
+                let schema: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                compile(&schema).map(|c| Ok(Arc::new(c)))
+            })
+            .ok()?
+            .ok()
+    }
+}
+
 /// jsonschema's options with toolgate's bounded pattern keyword.
 fn options() -> jsonschema::ValidationOptions<'static> {
     jsonschema::options().with_keyword(keywords::PATTERN, keywords::BoundedPattern::compile)

@@ -8,6 +8,9 @@
 //! line stays in the buffer for the next call. The child is killed when the transport is
 //! dropped (`kill_on_drop`, set by whoever built the command); `close` first closes its
 //! stdin and gives it [`UPSTREAM_EXIT_GRACE`] to exit.
+//!
+//! The child's stderr is passed on to toolgate's, each line prefixed with the server's
+//! name (`[files] ...`) and cut at [`UPSTREAM_STDERR_LINE_BYTES`] ([`pass_stderr`]).
 
 use std::sync::Arc;
 
@@ -16,11 +19,11 @@ use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
 use super::oversize::{Overlong, Oversize, Seen, over_limit};
-use crate::limits::{STDIO_ID_SEARCH_BYTES, UPSTREAM_EXIT_GRACE, UPSTREAM_MESSAGE_BYTES};
+use crate::limits::{STDIO_ID_SEARCH_BYTES, UPSTREAM_EXIT_GRACE, UPSTREAM_MESSAGE_BYTES, UPSTREAM_STDERR_LINE_BYTES};
 
 /// The stdio of one upstream child.
 pub(super) struct ChildLines {
@@ -166,4 +169,47 @@ impl Transport<RoleClient> for ChildLines {
         }
         Ok(())
     }
+}
+
+/// Copies upstream `server`'s `stderr` to toolgate's stderr until the child closes it:
+/// each line as `[server] line`, at most [`UPSTREAM_STDERR_LINE_BYTES`] of it (a longer
+/// line is cut, ending ` …`, and the rest skipped unread into memory).
+pub(super) async fn pass_stderr(stderr: ChildStderr, server: String) {
+    let mut read = BufReader::new(stderr);
+    let mut line = Vec::new();
+    let mut cut = false;
+    loop {
+        let available = match read.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(available) => available,
+        };
+        let newline = available.iter().position(|b| *b == b'\n');
+        let content = &available[..newline.unwrap_or(available.len())];
+        let room = UPSTREAM_STDERR_LINE_BYTES.saturating_sub(line.len());
+        if content.len() > room {
+            line.extend_from_slice(&content[..room]);
+            cut = true;
+        } else {
+            line.extend_from_slice(content);
+        }
+        let taken = newline.map_or(available.len(), |i| i + 1);
+        read.consume(taken);
+        if newline.is_some() {
+            write_line(&server, &line, cut);
+            line.clear();
+            cut = false;
+        }
+    }
+    if !line.is_empty() {
+        write_line(&server, &line, cut);
+    }
+}
+
+/// One line of an upstream's stderr on toolgate's, prefixed with the server's name.
+fn write_line(server: &str, line: &[u8], cut: bool) {
+    use std::io::Write as _;
+    let text = String::from_utf8_lossy(line);
+    let text = text.strip_suffix('\r').unwrap_or(&text);
+    let more = if cut { " …" } else { "" };
+    let _ = writeln!(std::io::stderr().lock(), "[{server}] {text}{more}");
 }

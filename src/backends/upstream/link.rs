@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::child::ChildLines;
+use super::child::{ChildLines, pass_stderr};
 use super::ordered::Ordered;
 use super::oversize::Oversize;
 use super::relay::Relay;
@@ -282,6 +282,14 @@ impl Link {
     }
 
     fn publish(&self, peer: Option<Peer<RoleClient>>, tools: Vec<McpTool>) {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for (kind, glob) in self.server.tools.unmatched(&names) {
+            tracing::warn!(
+                "upstream \"{}\": its tools {kind} pattern \"{glob}\" matches none of its {}",
+                self.server.name,
+                crate::plural::count(names.len(), "tool", "tools")
+            );
+        }
         {
             let mut state = self.lock();
             state.peer = peer;
@@ -309,9 +317,15 @@ impl Link {
                 cmd.kill_on_drop(true)
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
-                    .stderr(Stdio::inherit());
+                    .stderr(Stdio::piped());
                 die_with_parent(&mut cmd);
-                let child = cmd.spawn().map_err(|e| format!("cannot start \"{command}\": {e}"))?;
+                let mut child = cmd.spawn().map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => format!("command \"{command}\" not found"),
+                    _ => format!("cannot start \"{command}\": {e}"),
+                })?;
+                if let Some(stderr) = child.stderr.take() {
+                    tokio::spawn(pass_stderr(stderr, self.server.name.clone()));
+                }
                 let transport = ChildLines::new(child, &self.server.name, self.oversize.clone())
                     .map_err(|e| format!("cannot start \"{command}\": {e}"))?;
                 self.relay

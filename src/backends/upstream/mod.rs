@@ -230,6 +230,28 @@ impl Upstreams {
         self.link(&tool.server)?.status().map(|_| ())
     }
 
+    /// `UPSTREAM_UNAVAILABLE` for `name` when it is a `SERVER__TOOL` slug of a server
+    /// that is down now (it never started, crashed or is restarting), naming the server
+    /// and its last error: a tool no snapshot knows may still be one of its tools. `None`
+    /// when no server has the slug's prefix, or its server is up (the tool does not exist).
+    pub fn unavailable(&self, name: &str) -> Option<Error> {
+        let (prefix, _) = name.split_once(naming::SEPARATOR)?;
+        let link = self.links.iter().find(|l| l.server.prefix == prefix)?;
+        link.status().err()
+    }
+
+    /// Every server that is down now (never started, crashed or restarting), with why:
+    /// `(name, reason)`, in the order of the `mcpServers` file.
+    pub fn down(&self) -> Vec<(String, String)> {
+        self.links
+            .iter()
+            .filter_map(|l| match l.status() {
+                Err(Error::UpstreamUnavailable { server, reason }) => Some((server, reason)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Calls `tool` with `params` (already validated). The answer is the upstream's
     /// `CallToolResult` as JSON, passed on as it came.
     pub async fn call(&self, tool: &Federated, params: &Value) -> Result<Value, Error> {

@@ -72,6 +72,17 @@ impl Filter {
     pub fn admits(&self, name: &str) -> bool {
         (self.allow.is_empty() || self.allow.iter().any(|g| glob(g, name))) && !self.deny.iter().any(|g| glob(g, name))
     }
+
+    /// Each glob that matches none of `names` (a tool list), as `("allow" | "deny",
+    /// glob)`: most likely a typo, which would otherwise expose or hide nothing in silence.
+    pub fn unmatched<'a>(&'a self, names: &[&str]) -> Vec<(&'static str, &'a str)> {
+        let lists = [("allow", &self.allow), ("deny", &self.deny)];
+        lists
+            .into_iter()
+            .flat_map(|(kind, globs)| globs.iter().map(move |g| (kind, g.as_str())))
+            .filter(|(_, g)| !names.iter().any(|n| glob(g, n)))
+            .collect()
+    }
 }
 
 /// Returns true if and only if `name` matches `pattern` (`*` any run, `?` any one
@@ -260,6 +271,17 @@ fn filter(v: Option<&Value>) -> Result<Filter, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn globs_that_match_no_tool_are_named() {
+        let filter = Filter {
+            allow: vec!["get-*".into(), "echo".into()],
+            deny: vec!["get-env".into(), "get-secrets".into()],
+        };
+        let names = ["echo", "get-env", "get-sum"];
+        assert_eq!(filter.unmatched(&names), [("deny", "get-secrets")]);
+        assert_eq!(Filter::default().unmatched(&names), []);
+    }
 
     #[test]
     fn reads_stdio_and_http_entries_and_keeps_going_past_a_bad_one() {

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use crate::catalogue::Snapshot;
+use crate::plural::count;
 use crate::search::eval::{Accumulator, BadLine, Summary, parse};
 use crate::search::{self, meaning::DIM};
 use crate::search::{Meaning, Ranker};
@@ -170,7 +171,9 @@ impl Report {
             .collect();
         let _ = writeln!(
             out,
-            "{queries} queries over {tools} tools (ranking per query, the query's embedding not included: {})",
+            "{} over {} (ranking per query, the query's embedding not included: {})",
+            count(queries, "query", "queries"),
+            count(tools, "tool", "tools"),
             per_query.join(", ")
         );
         let _ = write!(out, "{:<10}", "");
@@ -190,7 +193,7 @@ impl Report {
             out.push('\n');
         }
         if !self.misses.is_empty() {
-            let _ = writeln!(out, "\nWorst {} queries:", self.misses.len());
+            let _ = writeln!(out, "\nWorst {}:", count(self.misses.len(), "query", "queries"));
             for m in &self.misses {
                 let missed: Vec<&str> = m
                     .placed
