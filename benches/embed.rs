@@ -1,4 +1,4 @@
-//! The embedding model's speed (issue 16): one ~27-token query (the MetaTool mean),
+//! The embedding model's speed: one ~27-token query (the MetaTool mean),
 //! single-threaded, and batches of tool-sized texts (25–60 tokens) for the CPU cost per
 //! token. Token ids are synthetic (the model's cost depends on lengths, not on which
 //! ids), drawn from a fixed LCG so every run embeds the same texts.

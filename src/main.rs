@@ -22,7 +22,8 @@ use toolgate::search::Meaning;
 /// Memory freed by one build (parsing, the index's scratch) stays pinned in whichever of
 /// many arenas it came from; with fewer arenas it is reused and given back. Measured on 2
 /// cores, lexical search, RSS after the first search: 10,000 synthetic tools 47.6 → 37.5
-/// MB, 100,000 tools 221 → 197 MB; the embedded catalogue unchanged. An operator's own
+/// MB, 100,000 tools 221 → 197 MB (`cargo bench --bench scale`); the embedded catalogue
+/// unchanged. An operator's own
 /// `MALLOC_ARENA_MAX` wins.
 fn cap_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -1,4 +1,4 @@
-//! The address policy of JavaScript `fetch` (issue 11, point 4), through the real binary.
+//! The address policy of JavaScript `fetch`, through the real binary.
 //!
 //! Every refusal is tried with the server inside a fresh user, network and PID namespace
 //! (`unshare -rn --pid --fork`) whose only interface is its own loopback, so even a broken

@@ -109,7 +109,7 @@ async fn until_closed(tcp: &mut tokio::net::TcpStream) -> String {
     String::from_utf8_lossy(&got).into_owned()
 }
 
-/// The idle-connection attack of issue 13 against the server at `base`: 1,100 idle
+/// The idle-connection attack against the server at `base`: 1,100 idle
 /// connections from 127.0.0.1, past the per-address cap (128 by default), leave the
 /// server answering another client (127.0.0.2), while a further connection from the
 /// attacking address is answered 503 and closed.

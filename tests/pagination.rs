@@ -1,4 +1,4 @@
-//! Answers that grow with the catalogue come in pages (issue 14): `tools/list` with MCP's
+//! Answers that grow with the catalogue come in pages: `tools/list` with MCP's
 //! `cursor`/`nextCursor`, the meta-tool's `list` with `cursor` and `limit`, and the
 //! `NAME://catalogue` resource with a `next` URI per page. Each walk must cover every tool
 //! exactly once, no page may pass 256 KiB, and a cursor the server did not give is

@@ -1,4 +1,4 @@
-//! The process sandbox's leaks of issue 11, each tried as an attacker would, through the
+//! The process sandbox's known leaks, each tried as an attacker would, through the
 //! real server: `NX_NODE_PATH` points at `pynx`, a "runtime" that runs `main.nx` as Python,
 //! so `nyxilum_run` runs arbitrary Python under exactly the sandbox NyxilumNode gets. Each
 //! test first asks the probe: a layer this kernel refuses is a skip (a failure with

@@ -445,7 +445,7 @@ pub async fn raw_exchange(env: &[(&str, &str)], requests: &[Value]) -> (Vec<Valu
     (out, stderr)
 }
 
-/// A structured answer without its `run_id` (checked to be there): the seeds' bodies
+/// A structured answer without its `run_id` (checked to be there): the bodies each family has always given
 /// compared whole, with the one field toolgate adds to every run.
 pub fn without_run_id(v: &Value) -> Value {
     assert!(

@@ -1,5 +1,5 @@
-//! Input schemas are compiled when a call first needs them, into a bounded cache (issue
-//! 14): a tool whose schema does not compile is still served by the server — listed,
+//! Input schemas are compiled when a call first needs them, into a bounded cache: a
+//! tool whose schema does not compile is still served by the server — listed,
 //! searchable — and every call of it fails naming the compiler's complaint, reported on
 //! stderr when first compiled (`catalogue check` fails on it: `catalogue_check.rs`).
 

@@ -34,8 +34,8 @@ pub(crate) fn list(name: &str) -> Vec<Resource> {
             .with_description("Slug, description, category, tags, parameter counts and the URI of each full manifest; in pages, each naming the next.")
             .with_mime_type("application/json"),
         Resource::new(format!("{name}://history"), "history")
-            .with_title("What this server process has run")
-            .with_description("The run index, newest first, scoped to this process.")
+            .with_title("What this MCP session has run")
+            .with_description("The run index of this MCP session, newest first (the last 50).")
             .with_mime_type("application/json"),
     ]
 }
