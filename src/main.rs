@@ -221,7 +221,8 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
                 None => None,
                 Some(source) => {
                     let (upstreams, notes) =
-                        Upstreams::open(source, config.limits.upstream_ping, config.limits.upstream_first_wait)?;
+                        Upstreams::open(source, config.limits.upstream_ping, config.limits.upstream_first_wait)
+                            .map_err(|e| e.to_string())?;
                     for note in notes {
                         tracing::warn!("{note}");
                     }

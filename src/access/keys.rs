@@ -107,34 +107,90 @@ pub fn digest(key: &str) -> String {
     sum.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Why the keys file cannot be used (the server keeps the keys read before, or does not
+/// start).
+#[derive(Debug, thiserror::Error)]
+pub enum KeysError {
+    /// It cannot be read.
+    #[error("cannot read the keys file {}: {reason}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the system said.
+        reason: String,
+    },
+    /// It was read but is not a valid keys document.
+    #[error("the keys file {}: {problem}", path.display())]
+    Invalid {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        problem: BadKeys,
+    },
+}
+
+/// What is wrong with a keys document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadKeys {
+    /// It is not JSON of the keys file's shape.
+    #[error("{0}")]
+    NotAKeysDocument(String),
+    /// An entry's id is empty.
+    #[error("entry {entry} has an empty id")]
+    EmptyId {
+        /// Its position, from 1.
+        entry: usize,
+    },
+    /// An entry is refused: a reserved or repeated id, a malformed hash, no scopes.
+    #[error("entry {entry} ({id:?}): {why}")]
+    Entry {
+        /// Its position, from 1.
+        entry: usize,
+        /// Its id.
+        id: String,
+        /// Why.
+        why: String,
+    },
+}
+
 impl Keys {
     /// Reads and checks the keys file at `path`.
-    pub fn read(path: &Path) -> Result<Keys, String> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read the keys file {}: {e}", path.display()))?;
-        Keys::parse(&text).map_err(|e| format!("the keys file {}: {e}", path.display()))
+    pub fn read(path: &Path) -> Result<Keys, KeysError> {
+        let text = std::fs::read_to_string(path).map_err(|e| KeysError::Read {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+        Keys::parse(&text).map_err(|problem| KeysError::Invalid {
+            path: path.to_owned(),
+            problem,
+        })
     }
 
     /// Parses and checks a keys document: every id non-empty and unique, every hash 64
     /// hex digits, every entry with a scope.
-    pub fn parse(text: &str) -> Result<Keys, String> {
-        let keys: Keys = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Keys, BadKeys> {
+        let keys: Keys = serde_json::from_str(text).map_err(|e| BadKeys::NotAKeysDocument(e.to_string()))?;
         for (i, key) in keys.keys.iter().enumerate() {
-            let at = format!("entry {} ({:?})", i + 1, key.id);
+            let entry = i + 1;
+            let bad = |why: String| BadKeys::Entry {
+                entry,
+                id: key.id.clone(),
+                why,
+            };
             if key.id.trim().is_empty() {
-                return Err(format!("entry {} has an empty id", i + 1));
+                return Err(BadKeys::EmptyId { entry });
             }
             if let Some(why) = reserved(&key.id) {
-                return Err(format!("{at}: {why}"));
+                return Err(bad(why.to_owned()));
             }
             if keys.keys[..i].iter().any(|k| k.id == key.id) {
-                return Err(format!("{at}: the id is used twice"));
+                return Err(bad("the id is used twice".to_owned()));
             }
             if key.sha256.len() != 64 || !key.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(format!("{at}: sha256 must be 64 hex digits"));
+                return Err(bad("sha256 must be 64 hex digits".to_owned()));
             }
             if key.scopes.is_empty() {
-                return Err(format!("{at}: no scopes"));
+                return Err(bad("no scopes".to_owned()));
             }
         }
         Ok(keys)
@@ -246,7 +302,7 @@ mod tests {
         assert!(append(&path, vec![Scope::Run], Some("oauth:ci".into())).is_err());
         let sha = "0".repeat(64);
         let reserved = format!(r#"{{"keys":[{{"id":"oauth:x","sha256":"{sha}","scopes":["run"]}}]}}"#);
-        assert!(Keys::parse(&reserved).unwrap_err().contains("oauth:"));
+        assert!(Keys::parse(&reserved).unwrap_err().to_string().contains("oauth:"));
         for id in ["anonymous", "Anonymous", " anonymous", "anonymous@10.0.0.1", "OAuth:x"] {
             let doc = format!(r#"{{"keys":[{{"id":{id:?},"sha256":"{sha}","scopes":["run"]}}]}}"#);
             assert!(Keys::parse(&doc).is_err(), "{id}");

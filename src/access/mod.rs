@@ -116,7 +116,7 @@ impl Access {
         oauth: Option<OAuth>,
     ) -> Result<Access, String> {
         let keys = match file {
-            Some(path) => Keys::read(path)?,
+            Some(path) => Keys::read(path).map_err(|e| e.to_string())?,
             None => Keys::default(),
         };
         Ok(Access {

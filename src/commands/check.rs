@@ -315,7 +315,8 @@ fn reserved(config: &Config) -> Result<crate::catalogue::Reserved, String> {
                 source,
                 config.limits.upstream_ping,
                 config.limits.upstream_first_wait,
-            )?;
+            )
+            .map_err(|e| e.to_string())?;
             reserved.with_namespaces(upstreams.namespaces())
         }
     })

@@ -57,17 +57,40 @@ pub struct Upstreams {
     first_deadline: OnceLock<tokio::time::Instant>,
 }
 
+/// Why the `mcpServers` file named by `TOOLGATE_UPSTREAMS` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// It cannot be read.
+    #[error("TOOLGATE_UPSTREAMS: cannot read {}: {reason}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the system said.
+        reason: String,
+    },
+    /// It is not an `mcpServers` document.
+    #[error("TOOLGATE_UPSTREAMS: {}: {problem}", path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        problem: settings::NotServers,
+    },
+}
+
 impl Upstreams {
     /// Reads the `mcpServers` file at `source`. A missing or unreadable file, or one that
     /// is no `mcpServers` document, is an error; a bad entry is a note (for stderr) and
     /// costs only itself. Each server is pinged every `ping` once connected; listings wait
     /// for the first connection attempts until `first_wait` after the start. Nothing
     /// starts until [`Upstreams::start`].
-    pub fn open(source: &Source, ping: Duration, first_wait: Duration) -> Result<(Upstreams, Vec<String>), String> {
-        let path = source.0.display();
-        let text =
-            std::fs::read_to_string(&source.0).map_err(|e| format!("TOOLGATE_UPSTREAMS: cannot read {path}: {e}"))?;
-        let (servers, notes) = settings::parse(&text).map_err(|e| format!("TOOLGATE_UPSTREAMS: {path}: {e}"))?;
+    pub fn open(source: &Source, ping: Duration, first_wait: Duration) -> Result<(Upstreams, Vec<String>), OpenError> {
+        let path = || source.0.clone();
+        let text = std::fs::read_to_string(&source.0).map_err(|e| OpenError::Read {
+            path: path(),
+            reason: e.to_string(),
+        })?;
+        let (servers, notes) = settings::parse(&text).map_err(|problem| OpenError::File { path: path(), problem })?;
         let changed = Arc::new(Notify::new());
         let links: Vec<Arc<Link>> = servers
             .into_iter()

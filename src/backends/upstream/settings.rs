@@ -123,14 +123,25 @@ const KNOWN_KEYS: &[&str] = &[
     "tools",
 ];
 
+/// Why a document is not an `mcpServers` file at all (a bad entry is only a note).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotServers {
+    /// It is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// It has no `mcpServers` (or `servers`) object.
+    #[error("no \"mcpServers\" object")]
+    NoServers,
+}
+
 /// Reads an `mcpServers` document. A document that is not JSON, or has no
 /// `mcpServers` object, is an error; a bad entry is left out with a note naming it, and
 /// so is a second entry whose slug prefix another already took.
-pub fn parse(text: &str) -> Result<(Vec<Server>, Vec<String>), String> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+pub fn parse(text: &str) -> Result<(Vec<Server>, Vec<String>), NotServers> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| NotServers::NotJson(e.to_string()))?;
     let servers = match doc.get("mcpServers").or_else(|| doc.get("servers")) {
         Some(Value::Object(map)) => map,
-        _ => return Err("no \"mcpServers\" object".to_owned()),
+        _ => return Err(NotServers::NoServers),
     };
     let mut notes = Vec::new();
     let mut taken: BTreeMap<String, String> = BTreeMap::new();
