@@ -160,21 +160,47 @@ pub struct ApiClient {
     http: reqwest::Client,
 }
 
+/// Why a client for the catalogue API cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    /// The API's address is not a URL.
+    #[error("API URL \"{url}\" is not a URL: {reason}")]
+    NotAUrl {
+        /// The address given.
+        url: String,
+        /// What the URL parser said.
+        reason: String,
+    },
+    /// The address cannot have paths below it (`mailto:...`, `data:...`).
+    #[error("API URL \"{url}\" cannot be a base URL")]
+    NotABase {
+        /// The address given.
+        url: String,
+    },
+    /// The HTTP client itself cannot be built (no TLS roots, ...).
+    #[error("cannot build the HTTP client: {0}")]
+    Http(String),
+}
+
 impl ApiClient {
     /// A client for `base` (already in its `/api` form).
-    pub fn new(base: &str, key: Option<String>, timeout: Duration) -> Result<ApiClient, String> {
-        let mut base = Url::parse(base).map_err(|e| format!("API URL \"{base}\" is not a URL: {e}"))?;
-        if base.cannot_be_a_base() {
-            return Err(format!("API URL \"{base}\" cannot be a base URL"));
+    pub fn new(base: &str, key: Option<String>, timeout: Duration) -> Result<ApiClient, ClientError> {
+        let mut url = Url::parse(base).map_err(|e| ClientError::NotAUrl {
+            url: base.to_owned(),
+            reason: e.to_string(),
+        })?;
+        if url.cannot_be_a_base() {
+            return Err(ClientError::NotABase { url: base.to_owned() });
         }
-        base.path_segments_mut()
-            .map_err(|_| "API URL cannot be a base".to_owned())?
+        url.path_segments_mut()
+            .map_err(|()| ClientError::NotABase { url: base.to_owned() })?
             .pop_if_empty();
+        let base = url;
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(|e| ClientError::Http(e.to_string()))?;
         Ok(ApiClient {
             base,
             key,

@@ -378,7 +378,11 @@ fn eval_report(
 /// the operator asked for it.
 async fn access(config: &Config, listen: &str) -> Result<toolgate::access::Access, String> {
     let oauth = match &config.oauth {
-        Some(settings) => Some(toolgate::access::oauth::OAuth::open(settings.clone()).await?),
+        Some(settings) => Some(
+            toolgate::access::oauth::OAuth::open(settings.clone())
+                .await
+                .map_err(|e| e.to_string())?,
+        ),
         None => None,
     };
     let access =
@@ -399,11 +403,9 @@ fn gateway(
     serves_mcp: bool,
 ) -> Result<Arc<Gateway>, String> {
     let client = match &config.source {
-        SourceSpec::Http(base) => Some(ApiClient::new(
-            base,
-            config.api_key.clone(),
-            config.limits.http_timeout,
-        )?),
+        SourceSpec::Http(base) => {
+            Some(ApiClient::new(base, config.api_key.clone(), config.limits.http_timeout).map_err(|e| e.to_string())?)
+        }
         _ => None,
     };
     let builtins: Vec<String> = toolgate::backends::declared(config.runtimes, &config.limits)

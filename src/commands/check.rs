@@ -232,7 +232,8 @@ async fn unserved(config: &Config) -> Result<Read, String> {
         SourceSpec::Dir(path) => (load::dir(path).map_err(|e| e.to_string())?, Origin::Local),
         SourceSpec::File(path) => (load::file(path).map_err(|e| e.to_string())?, Origin::Local),
         SourceSpec::Http(base) => {
-            let client = ApiClient::new(base, config.api_key.clone(), config.limits.http_timeout)?;
+            let client =
+                ApiClient::new(base, config.api_key.clone(), config.limits.http_timeout).map_err(|e| e.to_string())?;
             let body = match client.list(None).await.map_err(|e| e.to_string())? {
                 ListAnswer::Fresh { body, .. } => body,
                 ListAnswer::NotModified => return Err(format!("{base} answered 304 to an unconditional list")),

@@ -72,26 +72,52 @@ struct Read {
     forced: Option<Instant>,
 }
 
+/// Why a JWKS cannot be used at start (the server then refuses to start).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JwksError {
+    /// The HTTP client for fetching it cannot be built.
+    #[error("cannot build the HTTP client for the JWKS: {0}")]
+    Client(String),
+    /// It cannot be read or fetched, or is too large (the text names the source).
+    #[error("{0}")]
+    Unreadable(String),
+    /// It is not a JWKS document.
+    #[error("the JWKS at {at}: {reason}")]
+    NotAJwks {
+        /// Where it was read.
+        at: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// It holds no key toolgate can verify with.
+    #[error("the JWKS at {at} holds no usable signing key (RS256, ES256 or EdDSA)")]
+    NoUsableKey {
+        /// Where it was read.
+        at: String,
+    },
+}
+
 impl Keyring {
     /// Reads the set from `source`; an error (unreadable, not a JWKS, no usable key)
     /// names the source and what is wrong.
-    pub async fn open(source: JwksSource) -> Result<Keyring, String> {
+    pub async fn open(source: JwksSource) -> Result<Keyring, JwksError> {
         let http = reqwest::Client::builder()
             .timeout(OAUTH_JWKS_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| format!("cannot build the HTTP client for the JWKS: {e}"))?;
+            .map_err(|e| JwksError::Client(e.to_string()))?;
         let stamp = stamp_of(&source);
-        let text = read(&source, &http).await?;
-        let (keys, skipped) = parse(&text).map_err(|e| format!("the JWKS at {source}: {e}"))?;
+        let text = read(&source, &http).await.map_err(JwksError::Unreadable)?;
+        let (keys, skipped) = parse(&text).map_err(|reason| JwksError::NotAJwks {
+            at: source.to_string(),
+            reason,
+        })?;
         for why in &skipped {
             tracing::warn!("the JWKS at {source}: {why}");
         }
         if keys.is_empty() {
-            return Err(format!(
-                "the JWKS at {source} holds no usable signing key (RS256, ES256 or EdDSA)"
-            ));
+            return Err(JwksError::NoUsableKey { at: source.to_string() });
         }
         Ok(Keyring {
             source,

@@ -32,7 +32,7 @@ pub struct OAuth {
 impl OAuth {
     /// Reads the JWKS `settings` names; an error says why it cannot be used (the server
     /// then refuses to start).
-    pub async fn open(settings: Settings) -> Result<OAuth, String> {
+    pub async fn open(settings: Settings) -> Result<OAuth, jwks::JwksError> {
         let keyring = Keyring::open(settings.jwks.clone()).await?;
         Ok(OAuth { settings, keyring })
     }
