@@ -23,7 +23,7 @@ mod probe;
 mod rules;
 mod worker;
 
-pub use worker::{restrict_worker, seal_worker};
+pub use worker::{Refused, restrict_worker, seal_worker};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

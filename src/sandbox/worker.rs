@@ -9,11 +9,25 @@
 
 use landlock::RulesetStatus;
 
+/// Why a worker could not restrict itself: the kernel refused a layer it offers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// Landlock refused the ruleset.
+    #[error("landlock: {0}")]
+    Landlock(String),
+    /// The seccomp filter could not be built or installed.
+    #[error("seccomp: {0}")]
+    Seccomp(String),
+}
+
 /// Forbids the calling thread (and every thread it starts afterwards) all file access,
 /// TCP and signals outside its domain, as far as this kernel supports. Returns how much
 /// was enforced; an error only when the kernel offers landlock but refused the request.
-pub fn restrict_worker() -> Result<&'static str, String> {
-    let status = super::rules::deny_all()?.restrict_self().map_err(|e| e.to_string())?;
+pub fn restrict_worker() -> Result<&'static str, Refused> {
+    let status = super::rules::deny_all()
+        .map_err(Refused::Landlock)?
+        .restrict_self()
+        .map_err(|e| Refused::Landlock(e.to_string()))?;
     Ok(match status.ruleset {
         RulesetStatus::FullyEnforced => "fully enforced",
         RulesetStatus::PartiallyEnforced => "partly enforced",
@@ -56,7 +70,7 @@ const SELF_ONLY: &[i64] = &[
 
 /// Installs a seccomp filter on every thread of this process refusing [`REFUSED`] and
 /// [`SELF_ONLY`] calls aimed elsewhere. Called by a worker once its threads exist.
-pub fn seal_worker() -> Result<(), String> {
+pub fn seal_worker() -> Result<(), Refused> {
     use std::collections::BTreeMap;
 
     use seccompiler::{
@@ -65,13 +79,13 @@ pub fn seal_worker() -> Result<(), String> {
 
     let arch = std::env::consts::ARCH
         .try_into()
-        .map_err(|e| format!("seccomp: {e:?}"))?;
+        .map_err(|e| Refused::Seccomp(format!("{e:?}")))?;
     let me = u64::from(std::process::id());
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = REFUSED.iter().map(|&call| (call, Vec::new())).collect();
     for &call in SELF_ONLY {
         let elsewhere = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, me)
             .and_then(|c| SeccompRule::new(vec![c]))
-            .map_err(|e| format!("seccomp: {e}"))?;
+            .map_err(|e| Refused::Seccomp(e.to_string()))?;
         rules.insert(call, vec![elsewhere]);
     }
     let filter = SeccompFilter::new(
@@ -80,7 +94,7 @@ pub fn seal_worker() -> Result<(), String> {
         SeccompAction::Errno(libc::EPERM as u32),
         arch,
     )
-    .map_err(|e| format!("seccomp: {e}"))?;
-    let program: BpfProgram = filter.try_into().map_err(|e| format!("seccomp: {e:?}"))?;
-    seccompiler::apply_filter_all_threads(&program).map_err(|e| format!("seccomp: {e}"))
+    .map_err(|e| Refused::Seccomp(e.to_string()))?;
+    let program: BpfProgram = filter.try_into().map_err(|e| Refused::Seccomp(format!("{e:?}")))?;
+    seccompiler::apply_filter_all_threads(&program).map_err(|e| Refused::Seccomp(e.to_string()))
 }
