@@ -248,12 +248,14 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
                 // Over HTTP, SIGTERM and SIGINT stop new connections and give running
                 // calls a grace before every session ends.
                 (Some(settings), Some(access)) => {
-                    toolgate::transport::http::serve(handler, settings, config.connections, access, terminated()).await
+                    toolgate::transport::http::serve(handler, settings, config.connections, access, terminated())
+                        .await
+                        .map_err(|e| e.to_string())
                 }
                 // SIGTERM and SIGINT end the session like a closed stdin, so the cleanup
                 // below runs instead of the process dying with children left behind.
                 _ => tokio::select! {
-                    served = toolgate::transport::stdio::serve(handler) => served,
+                    served = toolgate::transport::stdio::serve(handler) => served.map_err(|e| e.to_string()),
                     signal = terminated() => {
                         tracing::debug!("{signal}: shutting down");
                         Ok(())
@@ -387,7 +389,7 @@ async fn access(config: &Config, listen: &str) -> Result<toolgate::access::Acces
     };
     let access =
         toolgate::access::Access::open(config.keys_file.as_deref(), config.allow_anonymous, config.rates, oauth)?;
-    access.check_exposure(listen)?;
+    access.check_exposure(listen).map_err(|e| e.to_string())?;
     access.watch();
     Ok(access)
 }

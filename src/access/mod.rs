@@ -105,6 +105,17 @@ enum Refused {
     Token(Rejection),
 }
 
+/// Anonymous callers would be served on an address that is not loopback, with no keys,
+/// no OAuth and no `--allow-anonymous`: the server refuses to start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "refusing to serve {listen} without authentication: it is not a loopback address, so anyone who can reach it could run code here. Name a keys file (TOOLGATE_KEYS_FILE; `toolgate keys new` makes one), configure OAuth (TOOLGATE_OAUTH_JWKS) or pass --allow-anonymous to serve anonymous callers on purpose"
+)]
+pub struct Exposed {
+    /// The address it would listen on.
+    pub listen: String,
+}
+
 impl Access {
     /// Reads the keys file at `file`, when one is named; `allow_anonymous` admits callers
     /// without a key; bearer JWTs are checked by `oauth` when given; every principal is
@@ -143,13 +154,13 @@ impl Access {
 
     /// Refuses, with the reason, to serve anonymous callers on `listen` when it is not a
     /// loopback address and neither keys nor `--allow-anonymous` were given.
-    pub fn check_exposure(&self, listen: &str) -> Result<(), String> {
+    pub fn check_exposure(&self, listen: &str) -> Result<(), Exposed> {
         if self.is_configured() || self.inner.allow_anonymous || is_loopback(listen) {
             return Ok(());
         }
-        Err(format!(
-            "refusing to serve {listen} without authentication: it is not a loopback address, so anyone who can reach it could run code here. Name a keys file (TOOLGATE_KEYS_FILE; `toolgate keys new` makes one), configure OAuth (TOOLGATE_OAUTH_JWKS) or pass --allow-anonymous to serve anonymous callers on purpose"
-        ))
+        Err(Exposed {
+            listen: listen.to_owned(),
+        })
     }
 
     /// Re-reads the keys file when it changes or on SIGHUP, and forgets refilled rate
@@ -462,7 +473,7 @@ mod tests {
         }
         let open = Access::open(None, false, Rates::default(), None).unwrap();
         assert!(open.check_exposure("127.0.0.1:1").is_ok());
-        let refused = open.check_exposure("0.0.0.0:1").unwrap_err();
+        let refused = open.check_exposure("0.0.0.0:1").unwrap_err().to_string();
         assert!(
             refused.contains("--allow-anonymous") && refused.contains("TOOLGATE_KEYS_FILE"),
             "{refused}"

@@ -140,7 +140,7 @@ impl Extras {
     /// What `uri` reads as: a fixed resource of that URI, else the first template it
     /// matches, filled. `None` when nothing matches; `Some(Err)` when a template matches
     /// but its filled body would pass [`crate::limits::RESOURCE_BODY_BYTES`].
-    pub fn read(&self, uri: &str) -> Option<Result<Found<'_>, String>> {
+    pub fn read(&self, uri: &str) -> Option<Result<Found<'_>, TooLarge>> {
         if let Some(r) = self.resources.iter().find(|r| r.uri == uri) {
             return Some(Ok(Found::Resource(r)));
         }
@@ -148,9 +148,17 @@ impl Extras {
         Some(
             t.read(uri)
                 .map(|body| Found::Template(t, body))
-                .map_err(|_| format!("{uri} would be over {} bytes", crate::limits::RESOURCE_BODY_BYTES)),
+                .map_err(|_| TooLarge { uri: uri.to_owned() }),
         )
     }
+}
+
+/// A template's filled body would pass [`crate::limits::RESOURCE_BODY_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{uri} would be over {} bytes", crate::limits::RESOURCE_BODY_BYTES)]
+pub struct TooLarge {
+    /// The URI asked for.
+    pub uri: String,
 }
 
 /// How a problem names an entry: its `key` when it is a string (its first

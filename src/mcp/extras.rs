@@ -71,7 +71,7 @@ fn describe(about: &About, title: &mut Option<String>, description: &mut Option<
 pub(crate) fn read(snapshot: &Snapshot, uri: &str) -> Option<Result<ResourceContents, McpError>> {
     let found = match snapshot.extras().read(uri)? {
         Ok(found) => found,
-        Err(why) => return Some(Err(McpError::invalid_params(why, None))),
+        Err(why) => return Some(Err(McpError::invalid_params(why.to_string(), None))),
     };
     Some(Ok(match found {
         Found::Resource(r) => contents(uri, r.about.mime_type.as_deref(), &r.body),

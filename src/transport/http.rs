@@ -127,6 +127,22 @@ impl HttpSettings {
     }
 }
 
+/// Why the HTTP server could not start serving.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unbound {
+    /// The address cannot be listened on (taken, not this machine's, no permission).
+    #[error("cannot listen on {listen}: {reason}")]
+    Listen {
+        /// The address asked for.
+        listen: String,
+        /// What the system said.
+        reason: String,
+    },
+    /// The bound address cannot be read back.
+    #[error("cannot read the bound address: {0}")]
+    Address(String),
+}
+
 /// Serves `handler` over HTTP per `settings` until `shutdown` resolves, then shuts down
 /// as the module says. The bound address is printed on stderr.
 pub async fn serve(
@@ -135,16 +151,17 @@ pub async fn serve(
     connections: Connections,
     access: Access,
     shutdown: impl Future<Output = &'static str> + Send + 'static,
-) -> Result<(), String> {
+) -> Result<(), Unbound> {
     let gateway = handler.gateway();
     let probes = probes::router(gateway.clone());
     tokio::spawn(async move { gateway.prepare().await });
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
-        .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        .map_err(|e| Unbound::Listen {
+            listen: settings.listen.clone(),
+            reason: e.to_string(),
+        })?;
+    let addr = listener.local_addr().map_err(|e| Unbound::Address(e.to_string()))?;
     // A session idle this long is ended by rmcp; its handler (history, REPL ids) goes
     // with it.
     let mut manager = LocalSessionManager::default();

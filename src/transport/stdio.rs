@@ -14,10 +14,21 @@ use super::lines::Lines;
 use crate::limits::{SHUTDOWN_GRACE, STDIO_ID_SEARCH_BYTES, STDIO_LINE_BYTES};
 use crate::mcp::Handler;
 
+/// Why the stdio session ended other than by the client closing stdin.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Ended {
+    /// The MCP session could not start (the client's first messages were not MCP).
+    #[error("MCP session failed to start: {0}")]
+    NotStarted(String),
+    /// The session ended with an error.
+    #[error("MCP session ended with an error: {0}")]
+    Failed(String),
+}
+
 /// Serves `handler` until the client closes stdin. The catalogue is built while the
 /// client's `initialize` is answered, not before; the idle JavaScript workers start once
 /// it is answered.
-pub async fn serve(handler: Handler) -> Result<(), String> {
+pub async fn serve(handler: Handler) -> Result<(), Ended> {
     let gateway = handler.gateway();
     let workers = gateway.clone();
     tokio::spawn(async move { gateway.prepare().await });
@@ -28,7 +39,7 @@ pub async fn serve(handler: Handler) -> Result<(), String> {
     let service = handler
         .serve_with_ct(transport, session.clone())
         .await
-        .map_err(|e| format!("MCP session failed to start: {e}"))?;
+        .map_err(|e| Ended::NotStarted(e.to_string()))?;
     workers.prewarm();
     let waiting = service.waiting();
     tokio::pin!(waiting);
@@ -43,6 +54,6 @@ pub async fn serve(handler: Handler) -> Result<(), String> {
             waiting.await
         }
     };
-    finished.map_err(|e| format!("MCP session ended with an error: {e}"))?;
+    finished.map_err(|e| Ended::Failed(e.to_string()))?;
     Ok(())
 }
