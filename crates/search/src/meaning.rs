@@ -225,8 +225,8 @@ pub struct Embedder {
 impl Embedder {
     /// The compiled-in model, parsed on first use; an error says why it cannot be used
     /// (a build whose weights do not parse), and search stays lexical.
-    pub fn get() -> Result<Embedder, String> {
-        let model = Model::get().map_err(|e| e.to_string())?;
+    pub fn get() -> Result<Embedder, toolgate_minilm::BlobError> {
+        let model = Model::get()?;
         Ok(Embedder {
             model,
             words: WordPiece::get(),
