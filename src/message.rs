@@ -86,6 +86,65 @@ pub fn scan_within(bytes: &[u8], max_depth: usize, max_values: usize) -> Result<
     Ok(shape)
 }
 
+/// What is kept of a line longer than its cap, whoever reads it (the stdio transport, an
+/// upstream's stdout): its length and its first and last `keep` bytes, where JSON-RPC
+/// writers put the `id` (Python's SDK first, TypeScript's last). Memory stays at most
+/// three times `keep` however long the line.
+#[derive(Debug, Default)]
+pub struct LineEnds {
+    /// Bytes the line held, newline not counted.
+    pub len: u64,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    keep: usize,
+}
+
+impl LineEnds {
+    /// An empty record keeping `keep` bytes at each end.
+    pub fn new(keep: usize) -> LineEnds {
+        LineEnds {
+            keep,
+            ..LineEnds::default()
+        }
+    }
+
+    /// Records the next bytes of the line.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        let room = self.keep.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() > 2 * self.keep {
+            self.tail.drain(..self.tail.len() - self.keep);
+        }
+    }
+
+    /// Its first bytes.
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// Its last bytes.
+    pub fn tail(&self) -> &[u8] {
+        &self.tail
+    }
+}
+
+/// The value of the `id` when it is the object's last member: the text ends
+/// `,"id":<value>}`. The last `}` closes the top-level object, so the member before it is
+/// a top-level one.
+pub fn trailing_id(tail: &[u8]) -> Option<serde_json::Value> {
+    let text = std::str::from_utf8(tail.trim_ascii_end()).ok()?;
+    let body = text.strip_suffix('}')?.trim_end();
+    let start = body.rfind("\"id\"")?;
+    let (before, member) = body.split_at(start);
+    if !before.trim_end().ends_with([',', '{']) {
+        return None;
+    }
+    let value = member["\"id\"".len()..].trim_start().strip_prefix(':')?.trim();
+    serde_json::from_str(value).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -171,48 +171,19 @@ fn typed_params_error(method: &str, value: &Value) -> Option<String> {
     }
 }
 
-/// What is kept of a line longer than the cap: its length and its first and last bytes,
-/// where a client writes the `id` (Python's SDK first, TypeScript's last).
-#[derive(Debug, Default)]
-pub(super) struct Overlong {
-    /// Bytes the line held, newline not counted.
-    pub(super) len: u64,
-    head: Vec<u8>,
-    tail: Vec<u8>,
-    keep: usize,
-}
+/// What is kept of a line longer than the cap (`crate::message::LineEnds`).
+pub(super) use crate::message::LineEnds as Overlong;
 
-impl Overlong {
-    /// An empty record keeping `keep` bytes at each end.
-    pub(super) fn new(keep: usize) -> Overlong {
-        Overlong {
-            keep,
-            ..Overlong::default()
-        }
-    }
-
-    /// Records the next bytes of the line.
-    pub(super) fn push(&mut self, bytes: &[u8]) {
-        self.len += bytes.len() as u64;
-        let room = self.keep.saturating_sub(self.head.len());
-        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
-        self.tail.extend_from_slice(bytes);
-        if self.tail.len() > 2 * self.keep {
-            self.tail.drain(..self.tail.len() - self.keep);
-        }
-    }
-
-    /// The line's top-level `id`, when its first or last bytes show it.
-    fn id(&self) -> Option<Value> {
-        leading_id(&self.head).or_else(|| trailing_id(&self.tail))
-    }
+/// The line's top-level `id`, when its first or last bytes show it.
+fn overlong_id(over: &Overlong) -> Option<Value> {
+    leading_id(over.head()).or_else(|| trailing_id(over.tail()))
 }
 
 /// The answer to a line longer than `cap` bytes: `−32600` naming the cap, with the
 /// line's `id` when either end of it shows the id, else `null`.
 pub(super) fn overlong_reply(over: &Overlong, cap: usize) -> Value {
     error(
-        over.id().unwrap_or(Value::Null),
+        overlong_id(over).unwrap_or(Value::Null),
         INVALID_REQUEST,
         &format!(
             "Invalid request: the message was {} bytes, over the limit of {cap} bytes for one line on stdin; it was discarded unread",
@@ -254,18 +225,9 @@ fn leading_id(head: &[u8]) -> Option<Value> {
     found
 }
 
-/// The `id` when it is the object's last member: the text ends `,"id":<value>}`. The
-/// last `}` closes the top-level object, so the member before it is a top-level one.
+/// The `id` when it is the object's last member, if it is one a reply can carry.
 fn trailing_id(tail: &[u8]) -> Option<Value> {
-    let text = std::str::from_utf8(tail.trim_ascii_end()).ok()?;
-    let body = text.strip_suffix('}')?.trim_end();
-    let start = body.rfind("\"id\"")?;
-    let (before, member) = body.split_at(start);
-    if !before.trim_end().ends_with([',', '{']) {
-        return None;
-    }
-    let value = member["\"id\"".len()..].trim_start().strip_prefix(':')?.trim();
-    serde_json::from_str::<Value>(value).ok().as_ref().and_then(readable_id)
+    crate::message::trailing_id(tail).as_ref().and_then(readable_id)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
-use super::oversize::{Overlong, Oversize, Seen, over_limit};
+use super::oversize::{Overlong, Oversize, Seen, answer, over_limit, seen};
 use crate::limits::{STDIO_ID_SEARCH_BYTES, UPSTREAM_EXIT_GRACE, UPSTREAM_MESSAGE_BYTES, UPSTREAM_STDERR_LINE_BYTES};
 
 /// The stdio of one upstream child.
@@ -129,7 +129,7 @@ impl Transport<RoleClient> for ChildLines {
                     // As rmcp does: a line that is not a message is ignored.
                     Err(e) => tracing::debug!("upstream \"{}\": ignored a line: {e}", self.server),
                 },
-                Err(over) => match over.seen() {
+                Err(over) => match seen(&over) {
                     Seen::Answer(id) => {
                         self.oversize.note_call(&id, over_limit(over.len));
                         tracing::warn!(
@@ -137,7 +137,7 @@ impl Transport<RoleClient> for ChildLines {
                             self.server,
                             over.len
                         );
-                        return Some(ServerJsonRpcMessage::error(over.answer(), Some(id)));
+                        return Some(ServerJsonRpcMessage::error(answer(&over), Some(id)));
                     }
                     Seen::Message => tracing::warn!(
                         "upstream \"{}\": a message of {} bytes is over the limit of {UPSTREAM_MESSAGE_BYTES} bytes; it was dropped",

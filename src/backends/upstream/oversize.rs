@@ -82,15 +82,8 @@ pub(super) fn over_limit(len: u64) -> String {
     )
 }
 
-/// A line over the limit, as it streamed past: its length, and its first and last bytes.
-#[derive(Debug, Default)]
-pub(super) struct Overlong {
-    /// Bytes the line held, newline not counted.
-    pub(super) len: u64,
-    head: Vec<u8>,
-    tail: Vec<u8>,
-    keep: usize,
-}
+/// What is kept of an over-long line of the upstream's stdout (`crate::message::LineEnds`).
+pub(super) use crate::message::LineEnds as Overlong;
 
 /// What an over-long line was, as far as its ends show.
 #[derive(Debug, PartialEq)]
@@ -103,43 +96,24 @@ pub(super) enum Seen {
     Unknown,
 }
 
-impl Overlong {
-    /// An empty record keeping `keep` bytes at each end.
-    pub(super) fn new(keep: usize) -> Overlong {
-        Overlong {
-            keep,
-            ..Overlong::default()
-        }
+/// What the line `over` was.
+pub(super) fn seen(over: &Overlong) -> Seen {
+    let head = Head::read(over.head());
+    if head.method {
+        return Seen::Message;
     }
+    let id = head
+        .id
+        .or_else(|| crate::message::trailing_id(over.tail()).as_ref().and_then(request_id));
+    match id {
+        Some(id) if head.answer => Seen::Answer(id),
+        _ => Seen::Unknown,
+    }
+}
 
-    /// Records the next bytes of the line.
-    pub(super) fn push(&mut self, bytes: &[u8]) {
-        self.len += bytes.len() as u64;
-        let room = self.keep.saturating_sub(self.head.len());
-        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
-        self.tail.extend_from_slice(bytes);
-        if self.tail.len() > 2 * self.keep {
-            self.tail.drain(..self.tail.len() - self.keep);
-        }
-    }
-
-    /// What the line was.
-    pub(super) fn seen(&self) -> Seen {
-        let head = Head::read(&self.head);
-        if head.method {
-            return Seen::Message;
-        }
-        let id = head.id.or_else(|| trailing_id(&self.tail));
-        match id {
-            Some(id) if head.answer => Seen::Answer(id),
-            _ => Seen::Unknown,
-        }
-    }
-
-    /// The error that answers request `id` in place of this line.
-    pub(super) fn answer(&self) -> ErrorData {
-        ErrorData::new(ErrorCode::INTERNAL_ERROR, over_limit(self.len), None)
-    }
+/// The error that answers request `id` in place of the line `over`.
+pub(super) fn answer(over: &Overlong) -> ErrorData {
+    ErrorData::new(ErrorCode::INTERNAL_ERROR, over_limit(over.len), None)
 }
 
 /// The top-level members that open an object, read with a real JSON parser until the
@@ -195,20 +169,6 @@ fn request_id(value: &Value) -> Option<RequestId> {
     }
 }
 
-/// The `id` when it is the object's last member: the text ends `,"id":<value>}`. The
-/// last `}` closes the top-level object, so the member before it is a top-level one.
-fn trailing_id(tail: &[u8]) -> Option<RequestId> {
-    let text = std::str::from_utf8(tail.trim_ascii_end()).ok()?;
-    let body = text.strip_suffix('}')?.trim_end();
-    let start = body.rfind("\"id\"")?;
-    let (before, member) = body.split_at(start);
-    if !before.trim_end().ends_with([',', '{']) {
-        return None;
-    }
-    let value = member["\"id\"".len()..].trim_start().strip_prefix(':')?.trim();
-    request_id(&serde_json::from_str::<Value>(value).ok()?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,7 +179,7 @@ mod tests {
             over.push(chunk);
         }
         assert_eq!(over.len, line.len() as u64);
-        over.seen()
+        super::seen(&over)
     }
 
     #[test]
