@@ -4,8 +4,14 @@
 //! Parsing multiplies a message: 15.7 MiB of `{}` parsed into 5.5 million maps held
 //! 1.25 GB. The stdio transport and both HTTP servers scan each message first and refuse
 //! one past [`MESSAGE_DEPTH`] or [`MESSAGE_VALUES`], so what a message can cost once
-//! parsed is bounded by these numbers, not by its size alone. A leaf: no HTTP or MCP
-//! type.
+//! parsed is bounded by these numbers, not by its size alone.
+//!
+//! Also the one reader of newline-delimited messages with a cap on a line
+//! ([`LineReader`]), shared by the stdio transport and an upstream child's stdout: a longer
+//! line is never held, only its length and ends ([`LineEnds`]), where its `id` is looked
+//! for. A leaf: no HTTP or MCP type.
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 use crate::limits::{MESSAGE_DEPTH, MESSAGE_VALUES};
 
@@ -143,6 +149,83 @@ pub fn trailing_id(tail: &[u8]) -> Option<serde_json::Value> {
     }
     let value = member["\"id\"".len()..].trim_start().strip_prefix(':')?.trim();
     serde_json::from_str(value).ok()
+}
+
+/// What one bounded read produced.
+pub enum Read {
+    /// A whole line, without its newline (and carriage return).
+    Line(Vec<u8>),
+    /// A line over the cap, discarded as it streamed in.
+    Overlong(LineEnds),
+    /// The input ended, with the read error that ended it, if one did.
+    End(Option<std::io::Error>),
+}
+
+/// Reads lines without ever holding more than `cap` bytes of one.
+pub struct LineReader<R> {
+    read: BufReader<R>,
+    line: Vec<u8>,
+    cap: usize,
+    keep: usize,
+    /// Set while the rest of an over-long line is being discarded.
+    over: Option<LineEnds>,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// Reads `read` in lines of at most `cap` bytes; `keep` bytes of each end of a longer
+    /// one are kept ([`LineEnds`]).
+    pub fn new(read: R, cap: usize, keep: usize) -> LineReader<R> {
+        LineReader {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            cap,
+            keep,
+            over: None,
+        }
+    }
+
+    /// The longest line it reads whole.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// The next line. Cancellation-safe: `fill_buf` consumes nothing when dropped, and
+    /// what was taken is recorded before the next await.
+    pub async fn next(&mut self) -> Read {
+        loop {
+            let available = match self.read.fill_buf().await {
+                Ok([]) => return Read::End(None),
+                Ok(available) => available,
+                Err(e) => return Read::End(Some(e)),
+            };
+            let newline = available.iter().position(|b| *b == b'\n');
+            let content = &available[..newline.unwrap_or(available.len())];
+            let taken = newline.map_or(available.len(), |i| i + 1);
+            if self.over.is_none() && self.line.len() + content.len() > self.cap {
+                let mut over = LineEnds::new(self.keep);
+                over.push(&self.line);
+                self.line = Vec::new();
+                self.over = Some(over);
+            }
+            match self.over.as_mut() {
+                Some(over) => over.push(content),
+                None => self.line.extend_from_slice(content),
+            }
+            self.read.consume(taken);
+            if newline.is_some() {
+                if let Some(over) = self.over.take() {
+                    return Read::Overlong(over);
+                }
+                let mut line = std::mem::take(&mut self.line);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                if !line.is_empty() {
+                    return Read::Line(line);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -16,11 +16,12 @@ use std::sync::Arc;
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::triage::{Overlong, Triage, overlong_reply, triage};
+use super::triage::{Triage, overlong_reply, triage};
+use crate::message::{LineReader, Read};
 
 /// The server side of MCP over a byte stream pair (stdin/stdout in production).
 pub(super) struct Lines<R, W> {
@@ -37,13 +38,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Lines<R, W> {
     /// end of an over-long line are searched for its `id`.
     pub(super) fn new(read: R, write: W, cap: usize, keep: usize, ended: CancellationToken) -> Lines<R, W> {
         Lines {
-            reader: LineReader {
-                read: BufReader::new(read),
-                line: Vec::new(),
-                cap,
-                keep,
-                over: None,
-            },
+            reader: LineReader::new(read, cap, keep),
             out: Arc::new(Mutex::new(Out {
                 write: Some(write),
                 buf: Vec::new(),
@@ -113,11 +108,11 @@ where
                     Triage::Ignore(why) => tracing::debug!("ignored an incoming line: {why}"),
                 },
                 Read::Overlong(over) => {
-                    let reply = overlong_reply(&over, self.reader.cap);
+                    let reply = overlong_reply(&over, self.reader.cap());
                     tracing::warn!(
                         "discarded an incoming message of {} bytes, over the {}-byte limit of one line; answered {}",
                         over.len,
-                        self.reader.cap,
+                        self.reader.cap(),
                         reply["error"]["code"]
                     );
                     self.reply(&reply);
@@ -170,70 +165,10 @@ impl<W: AsyncWrite + Unpin> Out<W> {
     }
 }
 
-/// What one bounded read produced.
-enum Read {
-    /// A whole line, without its newline (and carriage return).
-    Line(Vec<u8>),
-    /// A line over the cap, discarded as it streamed in.
-    Overlong(Overlong),
-    /// The input ended, with the read error that ended it, if one did.
-    End(Option<std::io::Error>),
-}
-
-/// Reads lines without ever holding more than `cap` bytes of one.
-struct LineReader<R> {
-    read: BufReader<R>,
-    line: Vec<u8>,
-    cap: usize,
-    keep: usize,
-    /// Set while the rest of an over-long line is being discarded.
-    over: Option<Overlong>,
-}
-
-impl<R: AsyncRead + Unpin> LineReader<R> {
-    /// The next line. Cancellation-safe: `fill_buf` consumes nothing when dropped, and
-    /// what was taken is recorded before the next await.
-    async fn next(&mut self) -> Read {
-        loop {
-            let available = match self.read.fill_buf().await {
-                Ok([]) => return Read::End(None),
-                Ok(available) => available,
-                Err(e) => return Read::End(Some(e)),
-            };
-            let newline = available.iter().position(|b| *b == b'\n');
-            let content = &available[..newline.unwrap_or(available.len())];
-            let taken = newline.map_or(available.len(), |i| i + 1);
-            if self.over.is_none() && self.line.len() + content.len() > self.cap {
-                let mut over = Overlong::new(self.keep);
-                over.push(&self.line);
-                self.line = Vec::new();
-                self.over = Some(over);
-            }
-            match self.over.as_mut() {
-                Some(over) => over.push(content),
-                None => self.line.extend_from_slice(content),
-            }
-            self.read.consume(taken);
-            if newline.is_some() {
-                if let Some(over) = self.over.take() {
-                    return Read::Overlong(over);
-                }
-                let mut line = std::mem::take(&mut self.line);
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                if !line.is_empty() {
-                    return Read::Line(line);
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     /// A transport over in-memory pipes with a 64-byte cap; returns it, the client's
     /// writer and the client's line reader.

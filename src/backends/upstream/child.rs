@@ -24,14 +24,13 @@ use tokio::sync::Mutex;
 
 use super::oversize::{Overlong, Oversize, Seen, answer, over_limit, seen};
 use crate::limits::{STDIO_ID_SEARCH_BYTES, UPSTREAM_EXIT_GRACE, UPSTREAM_MESSAGE_BYTES, UPSTREAM_STDERR_LINE_BYTES};
+use crate::message::{LineReader, Read};
 
 /// The stdio of one upstream child.
 pub(super) struct ChildLines {
     child: Child,
-    read: BufReader<ChildStdout>,
-    line: Vec<u8>,
-    /// Set while the rest of an over-long line is being skipped.
-    over: Option<Overlong>,
+    /// Its stdout, in lines of at most [`UPSTREAM_MESSAGE_BYTES`].
+    read: LineReader<ChildStdout>,
     write: Arc<Mutex<Option<ChildStdin>>>,
     server: String,
     oversize: Arc<Oversize>,
@@ -46,9 +45,7 @@ impl ChildLines {
         let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
         Ok(ChildLines {
             child,
-            read: BufReader::new(stdout),
-            line: Vec::new(),
-            over: None,
+            read: LineReader::new(stdout, UPSTREAM_MESSAGE_BYTES, STDIO_ID_SEARCH_BYTES),
             write: Arc::new(Mutex::new(Some(stdin))),
             server: server.to_owned(),
             oversize,
@@ -58,40 +55,13 @@ impl ChildLines {
     /// The next whole line (newline and carriage return removed), or an over-long one as
     /// it streamed past; `None` at the end of the child's output.
     async fn next(&mut self) -> Option<Result<Vec<u8>, Overlong>> {
-        loop {
-            let available = match self.read.fill_buf().await {
-                Ok([]) => return None,
-                Ok(available) => available,
-                Err(e) => {
-                    tracing::debug!("upstream \"{}\": cannot read its output: {e}", self.server);
-                    return None;
-                }
-            };
-            let newline = available.iter().position(|b| *b == b'\n');
-            let content = &available[..newline.unwrap_or(available.len())];
-            let taken = newline.map_or(available.len(), |i| i + 1);
-            if self.over.is_none() && self.line.len() + content.len() > UPSTREAM_MESSAGE_BYTES {
-                let mut over = Overlong::new(STDIO_ID_SEARCH_BYTES);
-                over.push(&self.line);
-                self.line = Vec::new();
-                self.over = Some(over);
-            }
-            match self.over.as_mut() {
-                Some(over) => over.push(content),
-                None => self.line.extend_from_slice(content),
-            }
-            self.read.consume(taken);
-            if newline.is_some() {
-                if let Some(over) = self.over.take() {
-                    return Some(Err(over));
-                }
-                let mut line = std::mem::take(&mut self.line);
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                if !line.is_empty() {
-                    return Some(Ok(line));
-                }
+        match self.read.next().await {
+            Read::Line(line) => Some(Ok(line)),
+            Read::Overlong(over) => Some(Err(over)),
+            Read::End(None) => None,
+            Read::End(Some(e)) => {
+                tracing::debug!("upstream \"{}\": cannot read its output: {e}", self.server);
+                None
             }
         }
     }
