@@ -16,6 +16,7 @@ pub mod config;
 pub mod edge;
 pub mod error;
 pub mod gateway;
+pub mod heavy;
 pub mod history;
 pub mod limits;
 pub mod mcp;

@@ -106,10 +106,10 @@ pub async fn limit(State(bodies): State<Bodies>, request: Request, next: Next) -
         Ok(read) => read,
         Err(answer) => return answer,
     };
-    // A heavy body is scanned and parsed (by the route, on the async worker that runs
-    // it) one at a time, so the others' requests always find a worker free: twenty
+    // A heavy body is scanned and parsed one at a time, on a heavy thread
+    // ([`crate::heavy`]), so the others' requests always find a worker free: twenty
     // callers sending 100,000-value bodies once held both workers for a second at a time.
-    let _heavy = if bytes.len() > HTTP_HEAVY_BODY_BYTES {
+    let heavy = if bytes.len() > HTTP_HEAVY_BODY_BYTES {
         let wait = tokio::time::timeout(bodies.grace, bodies.heavy.clone().acquire_owned()).await;
         match wait {
             Ok(Ok(permit)) => Some(permit),
@@ -131,7 +131,16 @@ pub async fn limit(State(bodies): State<Bodies>, request: Request, next: Next) -
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
     if json {
-        let shape = match message::scan(&bytes) {
+        let scanned = match heavy {
+            Some(_) => {
+                let text = bytes.clone();
+                crate::heavy::blocking(move || message::scan(&text))
+                    .await
+                    .unwrap_or_else(|_| message::scan(&bytes))
+            }
+            None => message::scan(&bytes),
+        };
+        let shape = match scanned {
             Ok(shape) => shape,
             Err(e) => {
                 crate::metrics::get().edge_refused("body_large");
@@ -145,7 +154,16 @@ pub async fn limit(State(bodies): State<Bodies>, request: Request, next: Next) -
             Err(answer) => return answer,
         }
     }
-    let answer = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let request = Request::from_parts(parts, Body::from(bytes));
+    // A heavy body is parsed by the route on a heavy thread, which every other
+    // request's thread outranks.
+    let answer = match heavy {
+        Some(_) => crate::heavy::run(next.run(request)).await.unwrap_or_else(|e| {
+            tracing::warn!("a request with a large body stopped: {e}");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }),
+        None => next.run(request).await,
+    };
     drop(held);
     answer
 }

@@ -425,8 +425,8 @@ impl Gateway {
     }
 }
 
-/// Checks `params` against `entry`'s input schema, on a blocking thread when they are
-/// heavy enough to hold an async worker ([`crate::validate::Compiled::is_heavy`]), and
+/// Checks `params` against `entry`'s input schema, on a heavy thread ([`crate::heavy`])
+/// when they are heavy enough to hold an async worker ([`crate::validate::Compiled::is_heavy`]), and
 /// hands them back. A check that could not finish (its thread panicked) is an internal
 /// error, its params `null`.
 pub async fn validate(entry: &Entry, params: Value) -> (Result<(), Error>, Value) {
@@ -438,13 +438,13 @@ pub async fn validate(entry: &Entry, params: Value) -> (Result<(), Error>, Value
         return (validator.check(entry.name(), &params), params);
     }
     let name = entry.name().to_owned();
-    tokio::task::spawn_blocking(move || (validator.check(&name, &params), params))
+    crate::heavy::blocking(move || (validator.check(&name, &params), params))
         .await
         .unwrap_or_else(|e| (Err(Error::Internal(format!("validation stopped: {e}"))), Value::Null))
 }
 
 /// Frees a call's params: a large value (more than [`LARGE_PARAMS_VALUES`] values, a
-/// bounded count) on a blocking thread, since freeing a million strings holds an async
+/// bounded count) on a heavy thread ([`crate::heavy`]), since freeing a million strings holds an async
 /// worker for tens of milliseconds, in which no other caller's request is served there.
 fn release(params: Value) {
     fn count(value: &Value, left: &mut usize) -> bool {
@@ -459,8 +459,8 @@ fn release(params: Value) {
         }
     }
     let mut left = LARGE_PARAMS_VALUES;
-    if !count(&params, &mut left) && tokio::runtime::Handle::try_current().is_ok() {
-        tokio::task::spawn_blocking(move || drop(params));
+    if !count(&params, &mut left) {
+        crate::heavy::free(params);
     }
 }
 
