@@ -75,6 +75,7 @@ fn record(c: &mut Criterion) {
                         ended: Ended::Ok(&result),
                         principal: None,
                         request_id: None,
+                        parent_run_id: None,
                     })
                 })
             });

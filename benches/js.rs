@@ -33,16 +33,22 @@ fn paths(c: &mut Criterion) {
     let alone = Party::alone();
     let mut group = c.benchmark_group("js");
     group.bench_function("run_javascript", |b| {
-        b.to_async(&runtime)
-            .iter(|| engine.run_snippet(black_box("console.log('hi'); return 1 + 1;"), false, &alone, &cancel))
+        b.to_async(&runtime).iter(|| {
+            engine.run_snippet(
+                black_box("console.log('hi'); return 1 + 1;"),
+                false,
+                (&alone, &cancel),
+                None,
+            )
+        })
     });
     group.bench_function("run_typescript", |b| {
         b.to_async(&runtime).iter(|| {
             engine.run_snippet(
                 black_box("const n: number = 1 + 1; console.log('hi'); return n;"),
                 true,
-                &alone,
-                &cancel,
+                (&alone, &cancel),
+                None,
             )
         })
     });

@@ -63,6 +63,12 @@ pub struct Cli {
     /// NyxilumNode runs at once, across every client; more wait within their deadline.
     #[arg(long, env = "TOOLGATE_NYX_CONCURRENT_RUNS", global = true, default_value_t = limits::NYX_CONCURRENT_RUNS as u64)]
     pub nyx_concurrent_runs: u64,
+    /// Tool calls one snippet's code may make (`tools.call`, `tools.<name>`).
+    #[arg(long, env = "TOOLGATE_CODE_CALLS", global = true, default_value_t = limits::CODE_CALLS as u64)]
+    pub code_calls: u64,
+    /// Tool calls one snippet's code may have in flight at once.
+    #[arg(long, env = "TOOLGATE_CODE_PARALLEL", global = true, default_value_t = limits::CODE_PARALLEL as u64)]
+    pub code_parallel: u64,
     /// Heap of all running JavaScript engines together, in MiB.
     #[arg(long, env = "TOOLGATE_JS_TOTAL_HEAP_MB", global = true, default_value_t = (limits::JS_TOTAL_HEAP_BYTES / (1024 * 1024)) as u64)]
     pub js_total_heap_mb: u64,
@@ -388,6 +394,8 @@ impl Cli {
             js_concurrent_runs: self.js_concurrent_runs,
             js_total_heap_mb: self.js_total_heap_mb,
             nyx_concurrent_runs: self.nyx_concurrent_runs,
+            code_calls: self.code_calls,
+            code_parallel: self.code_parallel,
             fetch_allow: self.fetch_allow,
             nx_node_path: self.nx_node_path,
             nx_ecosystem_root: self.nx_ecosystem_root,

@@ -110,6 +110,10 @@ pub struct Raw {
     pub js_total_heap_mb: u64,
     /// `TOOLGATE_NYX_CONCURRENT_RUNS`.
     pub nyx_concurrent_runs: u64,
+    /// `TOOLGATE_CODE_CALLS`.
+    pub code_calls: u64,
+    /// `TOOLGATE_CODE_PARALLEL`.
+    pub code_parallel: u64,
     /// `TOOLGATE_FETCH_ALLOW`.
     pub fetch_allow: String,
     /// `NX_NODE_PATH`.
@@ -186,6 +190,10 @@ const ADVERTISE_BYTES_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 *
 const RESULT_CHARS_RANGE: std::ops::RangeInclusive<u64> = 1_024..=64 * 1024 * 1024;
 /// Accepted range of `TOOLGATE_JS_CONCURRENT_RUNS`.
 const JS_CONCURRENT_RUNS_RANGE: std::ops::RangeInclusive<u64> = 1..=1_024;
+/// Accepted range of `TOOLGATE_CODE_CALLS` (0: code may call no tool).
+const CODE_CALLS_RANGE: std::ops::RangeInclusive<u64> = 0..=100_000;
+/// Accepted range of `TOOLGATE_CODE_PARALLEL`.
+const CODE_PARALLEL_RANGE: std::ops::RangeInclusive<u64> = 1..=1_024;
 /// Accepted range of `TOOLGATE_JS_TOTAL_HEAP_MB`.
 const JS_TOTAL_HEAP_MB_RANGE: std::ops::RangeInclusive<u64> = 1..=1_048_576;
 /// Accepted range of `TOOLGATE_EMBED_BUDGET_MS`: up to an hour.
@@ -243,6 +251,8 @@ impl Config {
             raw.nyx_concurrent_runs,
             JS_CONCURRENT_RUNS_RANGE,
         )?;
+        check_range("TOOLGATE_CODE_CALLS", raw.code_calls, CODE_CALLS_RANGE)?;
+        check_range("TOOLGATE_CODE_PARALLEL", raw.code_parallel, CODE_PARALLEL_RANGE)?;
         check_range(
             "TOOLGATE_FETCH_TIMEOUT_MS",
             raw.fetch_timeout_ms,
@@ -329,6 +339,8 @@ impl Config {
             js_concurrent_runs: usize::try_from(raw.js_concurrent_runs).unwrap_or(usize::MAX),
             js_total_heap_bytes: usize::try_from(raw.js_total_heap_mb * 1024 * 1024).unwrap_or(usize::MAX),
             nyx_concurrent_runs: usize::try_from(raw.nyx_concurrent_runs).unwrap_or(usize::MAX),
+            code_calls: usize::try_from(raw.code_calls).unwrap_or(usize::MAX),
+            code_parallel: usize::try_from(raw.code_parallel).unwrap_or(usize::MAX),
             upstream_ping: Duration::from_millis(raw.upstream_ping_ms),
             upstream_first_wait: Duration::from_millis(raw.upstream_first_wait_ms),
             validators: usize::try_from(raw.validators).unwrap_or(usize::MAX),
@@ -441,6 +453,8 @@ mod tests {
             js_concurrent_runs: 8,
             js_total_heap_mb: 2048,
             nyx_concurrent_runs: 4,
+            code_calls: 50,
+            code_parallel: 8,
             upstream_ping_ms: 15_000,
             upstream_first_wait_ms: 10_000,
             http_max_connections: 1_024,

@@ -101,7 +101,11 @@ mod tests {
         {
             // SAFETY: sched_getscheduler reads nothing but its argument.
             let policy = super::blocking(|| unsafe { libc::sched_getscheduler(0) }).await;
-            assert_eq!(policy.ok(), Some(libc::SCHED_IDLE), "heavy threads are in the idle class");
+            assert_eq!(
+                policy.ok(),
+                Some(libc::SCHED_IDLE),
+                "heavy threads are in the idle class"
+            );
         }
     }
 }

@@ -428,6 +428,15 @@ pub const PROCESS_DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// .NET process of tens of MiB; REPL sessions have their own cap.
 pub const NYX_CONCURRENT_RUNS: usize = 4;
 
+/// Tool calls one snippet's code may make through its `tools` global (code mode); the
+/// next is refused with `RESOURCE_LIMIT`. A loop calling tools ends here rather than at
+/// the deadline, with every call recorded.
+pub const CODE_CALLS: usize = 50;
+
+/// Tool calls one snippet's code may have in flight at once; another is refused with
+/// `RESOURCE_LIMIT` until one ends.
+pub const CODE_PARALLEL: usize = 8;
+
 /// Extra CPU seconds a sandboxed child gets over its wall-clock deadline before the
 /// kernel kills it (`RLIMIT_CPU`); the wall clock normally stops it first.
 pub const SANDBOX_CPU_SLACK_SECONDS: u64 = 1;
@@ -675,6 +684,10 @@ pub struct Limits {
     pub upstream_first_wait: Duration,
     /// Compiled input schemas kept at once. By default, [`VALIDATORS`].
     pub validators: usize,
+    /// Tool calls one snippet's code may make. By default, [`CODE_CALLS`].
+    pub code_calls: usize,
+    /// Tool calls one snippet's code may have in flight. By default, [`CODE_PARALLEL`].
+    pub code_parallel: usize,
 }
 
 impl Default for Limits {
@@ -694,6 +707,8 @@ impl Default for Limits {
             upstream_ping: UPSTREAM_PING,
             upstream_first_wait: UPSTREAM_FIRST_WAIT,
             validators: VALIDATORS,
+            code_calls: CODE_CALLS,
+            code_parallel: CODE_PARALLEL,
         }
     }
 }

@@ -9,6 +9,7 @@ mod catalogue_api;
 mod catalogue_check;
 mod catalogue_extras;
 mod catalogue_tools;
+mod code_mode;
 mod conformance;
 mod demo;
 mod execution_modes;

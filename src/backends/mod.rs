@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 pub use catalogue::Catalogue;
 pub use mode::Execution;
-pub use seam::{Answer, Backend, Call, Declared, Definition, Form, Output, Shape, Target};
+pub use seam::{Answer, Backend, Call, Declared, Definition, Form, Output, Shape, Target, Tools};
 pub use share::Party;
 
 use crate::limits::Limits;

@@ -3,6 +3,9 @@
 //! what it answers — one typed [`Answer`], built once by the family, from which the run's
 //! body is laid out (`gateway::run`) without knowing which family made it.
 //!
+//! Code a family runs reaches the other tools only through [`Tools`], which the gateway
+//! implements and hands down with the call.
+//!
 //! Every family implements [`Backend`]: JavaScript (`js`), NyxilumLang (`nyxilum`), the
 //! catalogue's tools wherever they run (`catalogue`: here, or through the catalogue API
 //! over HTTP, `remote`), and upstream MCP servers (`upstream`). The gateway holds each as
@@ -95,6 +98,30 @@ pub struct Call<'a> {
     pub party: &'a Party,
     /// Fires when the caller cancels; a family stops what it started.
     pub cancel: &'a CancellationToken,
+    /// The tools the call's code may call (code mode: `run_javascript`'s `tools`), each
+    /// through the gateway's one path as the same caller; `None` outside a snippet run
+    /// by the gateway.
+    pub tools: Option<&'a dyn Tools>,
+}
+
+/// What a snippet's code reaches through its `tools` global, implemented above the
+/// families (by the gateway), so code calls every family only through the one call path:
+/// validation, the caller's scope and rate, history (each inner call its own run, naming
+/// the snippet's as its parent) and the limits of code mode.
+pub trait Tools: Send + Sync + fmt::Debug {
+    /// Calls the tool `name` — a slug or, when `function` is true, a function name (the
+    /// slug with `-` as `_`) — with `params`, unless `cancel` fires first; its structured
+    /// body on success.
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        function: bool,
+        params: Value,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Value, Error>>;
+
+    /// The ranked list the meta-tool's `search` gives for `query`, at most `limit` long.
+    fn search<'a>(&'a self, query: &'a str, limit: Option<usize>) -> BoxFuture<'a, Result<Value, Error>>;
 }
 
 /// Console or process output captured during a run (empty when there was none).

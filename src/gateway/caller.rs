@@ -31,6 +31,8 @@ pub struct Caller {
     principal: Option<Principal>,
     /// The id of the HTTP request the call at hand came in (`edge::observe`).
     request: Option<Arc<str>>,
+    /// The run whose code makes the call at hand (code mode), when one does.
+    parent: Option<Arc<str>>,
 }
 
 impl Caller {
@@ -45,6 +47,7 @@ impl Caller {
             owner_principal: Arc::default(),
             principal: None,
             request: None,
+            parent: None,
         }
     }
 
@@ -88,6 +91,21 @@ impl Caller {
     #[must_use]
     pub fn with_request(self, id: Option<Arc<str>>) -> Caller {
         Caller { request: id, ..self }
+    }
+
+    /// This caller making the call at hand from the code of its run `parent`, so its
+    /// history entry names the run it belongs to.
+    #[must_use]
+    pub fn with_parent(self, parent: &str) -> Caller {
+        Caller {
+            parent: Some(Arc::from(parent)),
+            ..self
+        }
+    }
+
+    /// The run whose code makes the call at hand: `None` for a call a client made.
+    pub fn parent(&self) -> Option<&str> {
+        self.parent.as_deref()
     }
 
     /// The id of the HTTP request of the call at hand: `None` over stdio.

@@ -7,8 +7,10 @@
 //! speaks toolgate types only; protocol mapping stays in `mcp` and `operator`.
 
 mod caller;
+mod code;
 mod federation;
 mod run;
+mod search;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -18,12 +20,14 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use caller::Caller;
+pub use code::function_name;
 pub use run::{Run, failure_body, failure_fields, snippet_error};
+pub use search::Found;
 
 use crate::access::rate::Place;
 use crate::access::{Limiter, Scope};
 use crate::backends::upstream::Upstreams;
-use crate::backends::{Answer, Backend, Call, Families};
+use crate::backends::{Answer, Backend, Call, Families, Shape, Tools};
 use crate::catalogue::{Snapshot, Store};
 use crate::error::Error;
 use crate::history::{Ended, Finished, Sent, Size};
@@ -38,6 +42,15 @@ pub enum Reach {
     Direct,
     /// The meta-tool: every tool, including slugs outside the tool-name grammar.
     Meta,
+}
+
+/// Where a call's place among its principal's runs at once comes from.
+#[derive(Debug, Clone, Copy)]
+enum Placing {
+    /// It takes one of its own.
+    Own,
+    /// It runs in its parent snippet's (code mode).
+    Parent,
 }
 
 /// A call let in by its principal's scope and run rate ([`Gateway::admit`]); it does not
@@ -284,18 +297,48 @@ impl Gateway {
         ticket: Result<Ticket, Error>,
         cancel: &CancellationToken,
     ) -> Run {
+        self.call_placed(caller, entry, params, (ticket, Placing::Own), cancel)
+            .await
+    }
+
+    /// [`Gateway::call_admitted`] for a call a snippet's code makes: it runs in the
+    /// snippet's place among its principal's runs at once (`code.rs`).
+    async fn call_inner(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        params: Value,
+        ticket: Result<Ticket, Error>,
+        cancel: &CancellationToken,
+    ) -> Run {
+        self.call_placed(caller, entry, params, (ticket, Placing::Parent), cancel)
+            .await
+    }
+
+    /// A call, numbered and run inside its span.
+    async fn call_placed(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        params: Value,
+        (ticket, placing): (Result<Ticket, Error>, Placing),
+        cancel: &CancellationToken,
+    ) -> Run {
         let id = caller.history().next_id();
         // Every line logged while the run goes names it, its tool and its principal (the
         // key's id, never the key; none over stdio). At warn level, so the default filter
         // (warnings) keeps the span on the lines it lets through.
-        let span = tracing::warn_span!("run", run = %id, tool = %entry.name(), principal = tracing::field::Empty, request = tracing::field::Empty);
+        let span = tracing::warn_span!("run", run = %id, tool = %entry.name(), principal = tracing::field::Empty, request = tracing::field::Empty, parent = tracing::field::Empty);
         if let Some(principal) = caller.principal() {
             span.record("principal", tracing::field::display(&principal.id));
         }
         if let Some(request) = caller.request() {
             span.record("request", tracing::field::display(request));
         }
-        self.call_as(caller, entry, params, ticket, cancel, id)
+        if let Some(parent) = caller.parent() {
+            span.record("parent", tracing::field::display(parent));
+        }
+        self.call_as(caller, entry, params, (ticket, placing), cancel, id)
             .instrument(span)
             .await
     }
@@ -321,15 +364,17 @@ impl Gateway {
         caller: &Caller,
         entry: &Entry,
         params: Value,
-        ticket: Result<Ticket, Error>,
+        (ticket, placing): (Result<Ticket, Error>, Placing),
         cancel: &CancellationToken,
         id: String,
     ) -> Run {
         let (started, clock) = (SystemTime::now(), Instant::now());
         tracing::debug!("running");
-        let placed = match ticket {
-            Ok(Ticket(())) => self.place(caller, cancel).await,
-            Err(e) => Err(e),
+        let placed = match (ticket, placing) {
+            (Ok(Ticket(())), Placing::Own) => self.place(caller, cancel).await,
+            (Ok(Ticket(())), Placing::Parent) if cancel.is_cancelled() => Err(Error::Cancelled),
+            (Ok(Ticket(())), Placing::Parent) => Ok(None),
+            (Err(e), _) => Err(e),
         };
         // Whether the params were read (validated), which decides what history keeps.
         let (answer, read, params) = match placed {
@@ -338,7 +383,7 @@ impl Gateway {
                 (Err(e), params) => (Answer::refused(e), true, params),
                 (Ok(()), params) => {
                     let answer = tokio::select! {
-                        answer = self.dispatch(caller, entry, &params, cancel) => answer,
+                        answer = self.dispatch(caller, entry, &params, cancel, &id) => answer,
                         () = cancel.cancelled() => Answer::refused(Error::Cancelled),
                     };
                     (answer, true, params)
@@ -379,15 +424,25 @@ impl Gateway {
         }
     }
 
-    /// The call, made by the entry's family.
-    async fn dispatch(&self, caller: &Caller, entry: &Entry, params: &Value, cancel: &CancellationToken) -> Answer {
+    /// The call, made by the entry's family; a snippet (run `id`) gets the tools its
+    /// code may call.
+    async fn dispatch(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        params: &Value,
+        cancel: &CancellationToken,
+        id: &str,
+    ) -> Answer {
         let party = caller.party();
+        let inner = (entry.shape() == Shape::Snippet).then(|| code::Inner::new(self, caller, id));
         let call = Call {
             target: entry.target(),
             params,
             session: caller.owner(),
             party: &party,
             cancel,
+            tools: inner.as_ref().map(|i| i as &dyn Tools),
         };
         entry.backend().call(call).await
     }
@@ -484,6 +539,7 @@ fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input:
         ended,
         principal: caller.principal().map(|p| &*p.id),
         request_id: caller.request(),
+        parent_run_id: caller.parent(),
     });
     let code = run.error().map_or("ok", |e| e.code());
     crate::metrics::get().run(entry.backend().family(), code);

@@ -157,6 +157,7 @@ mod tests {
             truncated,
             principal: None,
             request_id: None,
+            parent_run_id: None,
         }
     }
 

@@ -70,6 +70,8 @@ pub struct Record {
     pub principal: Option<String>,
     /// The id of the HTTP request it came in (its access log line's `request_id`).
     pub request_id: Option<String>,
+    /// The run whose code made this call (code mode: `tools.call` in a snippet).
+    pub parent_run_id: Option<String>,
 }
 
 /// A run as it finished, to be recorded.
@@ -91,6 +93,8 @@ pub struct Finished<'a> {
     pub principal: Option<&'a str>,
     /// The HTTP request it came in.
     pub request_id: Option<&'a str>,
+    /// The run whose code made the call, when code did.
+    pub parent_run_id: Option<&'a str>,
 }
 
 /// What a call sent, as history is to keep it.
@@ -144,10 +148,15 @@ impl Record {
     }
 
     /// Adds `"principal"` and `"request_id"` to `body` (an object) when the run came
-    /// over HTTP.
+    /// over HTTP, and `"parent_run_id"` when a snippet's code made it.
     pub fn name_principal(&self, body: &mut Value) {
         let Some(object) = body.as_object_mut() else { return };
-        for (key, value) in [("principal", &self.principal), ("request_id", &self.request_id)] {
+        let named = [
+            ("principal", &self.principal),
+            ("request_id", &self.request_id),
+            ("parent_run_id", &self.parent_run_id),
+        ];
+        for (key, value) in named {
             if let Some(value) = value {
                 object.insert(key.to_owned(), Value::String(value.clone()));
             }
@@ -238,6 +247,7 @@ impl History {
             truncated,
             principal: run.principal.map(str::to_owned),
             request_id: run.request_id.map(str::to_owned),
+            parent_run_id: run.parent_run_id.map(str::to_owned),
         };
         let mut runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if runs.len() == HISTORY_RUNS {
@@ -294,6 +304,7 @@ mod tests {
         h.record(Finished {
             principal: None,
             request_id: None,
+            parent_run_id: None,
             id: format!("r{n}"),
             slug: "echo",
             started: SystemTime::now(),
@@ -351,6 +362,7 @@ mod tests {
         h.record(Finished {
             principal: None,
             request_id: None,
+            parent_run_id: None,
             id: "r1".into(),
             slug: "echo",
             started: SystemTime::now(),
@@ -371,6 +383,7 @@ mod tests {
         h.record(Finished {
             principal: Some("anonymous"),
             request_id: None,
+            parent_run_id: None,
             id: h.next_id(),
             slug: "base64-codec",
             started: SystemTime::now(),
@@ -411,6 +424,7 @@ mod tests {
         h.record(Finished {
             principal: None,
             request_id: None,
+            parent_run_id: None,
             id: "r1".into(),
             slug: "echo",
             started: SystemTime::now(),

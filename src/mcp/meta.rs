@@ -20,8 +20,7 @@ use crate::gateway::{Caller, Gateway, Reach};
 use crate::limits::QUERY_MAX_CHARS;
 use crate::limits::{LIST_LIMIT_DEFAULT, LIST_LIMIT_RANGE, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
 use crate::registry::Entry;
-use crate::search::{self, QueryError};
-use crate::search::{Meaning, Ranker};
+use crate::search::Ranker;
 
 /// Answers one meta-tool call. Never a protocol error: misuse is an `isError` result.
 pub(crate) async fn call(
@@ -64,7 +63,7 @@ async fn dispatch(
     match command {
         "search" => {
             let snapshot = gateway.snapshot().await?;
-            search(gateway.meaning(), &snapshot, &args).await
+            search(gateway, &snapshot, &args).await
         }
         "list" => list(gateway, &gateway.snapshot().await?, &args, first),
         "schema" => {
@@ -100,7 +99,7 @@ fn slug_arg(args: &JsonObject) -> Result<&str, Error> {
     }
 }
 
-async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Error> {
+async fn search(gateway: &Gateway, snapshot: &Snapshot, args: &JsonObject) -> Result<CallToolResult, Error> {
     let query = match args.get("query") {
         Some(Value::String(q)) => q.as_str(),
         _ => {
@@ -110,55 +109,26 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
         }
     };
     let limit = int_arg(args, "limit", SEARCH_LIMIT_DEFAULT, &SEARCH_LIMIT_RANGE)?;
-    // A long query is searched by its start; nothing past the cut is read or embedded.
-    let cut = search::cut(query);
-    let searched = cut.text;
-    let refused = |e: QueryError| {
-        Error::BadRequest(match e {
-            QueryError::Empty => "the query is empty: say in words what the tool should do".to_owned(),
-            QueryError::OnlyStopWords => {
-                format!(
-                    "the query \"{searched}\" has only words too common to search by; name the task or the data, e.g. \"validate env file\""
-                )
-            }
-        })
-    };
-    // The query's vector costs milliseconds of CPU: off the async workers, and only for a
-    // query the lexical ranker does not refuse.
-    let vector = match meaning.ranker(snapshot).await {
-        Ranker::Hybrid => {
-            snapshot.check_query(searched).map_err(refused)?;
-            let (meaning, q) = (meaning.clone(), searched.to_owned());
-            tokio::task::spawn_blocking(move || meaning.query(&q))
-                .await
-                .ok()
-                .flatten()
-        }
-        Ranker::Lexical => None,
-    };
-    let (hits, ranker) = match &vector {
-        Some(v) => (snapshot.search_by_meaning(searched, v, limit), Ranker::Hybrid),
-        None => (snapshot.search(searched, limit), Ranker::Lexical),
-    };
-    let hits = hits.map_err(refused)?;
-    let shown = if cut.is_cut {
+    let found = gateway.search(snapshot, query, limit).await?;
+    let (searched, is_cut) = (found.cut.text, found.cut.is_cut);
+    let shown = if is_cut {
         format!("{searched}…")
     } else {
         searched.to_owned()
     };
-    let mut text = if hits.is_empty() {
+    let mut text = if found.hits.is_empty() {
         format!("No tool matches \"{shown}\". Try other words, or the list command.\n")
     } else {
         format!(
             "{} for \"{shown}\", best first (ranked by {}):\n",
-            crate::plural::count(hits.len(), "tool", "tools"),
-            match ranker {
+            crate::plural::count(found.hits.len(), "tool", "tools"),
+            match found.ranker {
                 Ranker::Hybrid => "words and meaning",
                 Ranker::Lexical => "words",
             }
         )
     };
-    let cut_note = cut.is_cut.then(|| {
+    let cut_note = is_cut.then(|| {
         let total = query.chars().count();
         let kept = searched.chars().count();
         text.insert_str(
@@ -169,35 +139,23 @@ async fn search(meaning: &Arc<Meaning>, snapshot: &Snapshot, args: &JsonObject) 
         );
         json!({"searched_chars": kept, "query_chars": total})
     });
-    // A score is relative (the hybrid ranker normalises over the catalogue): it ranks a
-    // hit among others, and alone, or level with every other, it says nothing; over a
-    // one-tool catalogue it was always 0.00. The text then leaves it out.
-    let is_ranked = hits.iter().any(|(_, h)| h.score != hits[0].1.score);
-    let results: Vec<Value> = hits
-        .iter()
-        .map(|(tool, hit)| {
-            let m = &tool.manifest;
-            let score = if is_ranked {
-                format!(" ({:.2})", hit.score)
-            } else {
-                String::new()
-            };
-            text.push_str(&format!(
-                "{}{score} — {} [matched: {}]\n",
-                m.slug,
-                m.summary(),
-                hit.matched.join("; ")
-            ));
-            json!({
-                "slug": m.slug,
-                "name": m.name,
-                "score": (hit.score as f64 * 1000.0).round() / 1000.0,
-                "description": m.summary(),
-                "matched": hit.matched,
-            })
-        })
-        .collect();
-    let mut structured = json!({ "results": results, "ranker": ranker.label() });
+    // A score alone, or level with every other, says nothing: the text then leaves it out.
+    let is_ranked = found.is_ranked();
+    for (tool, hit) in &found.hits {
+        let m = &tool.manifest;
+        let score = if is_ranked {
+            format!(" ({:.2})", hit.score)
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "{}{score} — {} [matched: {}]\n",
+            m.slug,
+            m.summary(),
+            hit.matched.join("; ")
+        ));
+    }
+    let mut structured = json!({ "results": found.results(), "ranker": found.ranker.label() });
     if let Some(note) = cut_note {
         structured["cut"] = note;
     }

@@ -23,8 +23,13 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
             let index: Vec<Value> = runs
                 .iter()
                 .map(|r| {
+                    let parent = r
+                        .parent_run_id
+                        .as_deref()
+                        .map(|p| format!(" (called by {p}'s code)"))
+                        .unwrap_or_default();
                     text.push_str(&format!(
-                        "{} {} {} {} ms at {}\n",
+                        "{} {} {} {} ms at {}{parent}\n",
                         r.id,
                         r.slug,
                         r.status.label(),
@@ -48,7 +53,7 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
                 ""
             };
             let text = format!(
-                "{head}\nRun {} of {}: {} in {} ms, started {}{}.\nInput (redacted):\n{}\nResult:\n{}{cut}",
+                "{head}\nRun {} of {}: {} in {} ms, started {}{}{}.\nInput (redacted):\n{}\nResult:\n{}{cut}",
                 run.id,
                 run.slug,
                 run.status.label(),
@@ -57,6 +62,10 @@ pub(crate) fn history(history: &History, args: &JsonObject) -> Result<CallToolRe
                 run.principal
                     .as_deref()
                     .map(|p| format!(", for {p}"))
+                    .unwrap_or_default(),
+                run.parent_run_id
+                    .as_deref()
+                    .map(|p| format!(", called by {p}'s code"))
                     .unwrap_or_default(),
                 pretty(&run.input),
                 pretty(&run.result)

@@ -48,7 +48,10 @@ impl Backend for Family {
                 }
             };
             let code = call.params.get("code").and_then(Value::as_str).unwrap_or_default();
-            let out = self.js.run_snippet(code, typescript, call.party, call.cancel).await;
+            let out = self
+                .js
+                .run_snippet(code, typescript, (call.party, call.cancel), call.tools)
+                .await;
             snippet_answer(out, self.js.limits().output_chars, self.js.limits().result_chars)
         })
     }

@@ -82,6 +82,16 @@ pub(super) enum ToWorker {
         /// The result (the MCP result as JSON), or the failure the script sees.
         reply: Result<serde_json::Value, Failure>,
     },
+    /// The answer to a `tools` request: `Ok` with the value's JSON text as the frame's
+    /// body (so it is held to the body cap, and lands in the run's heap), or why not.
+    Called {
+        /// The run that asked.
+        run: u64,
+        /// The request's id within the run.
+        id: u32,
+        /// Success (the body is the value), or the failure the script sees.
+        reply: Result<(), Failure>,
+    },
     /// The answer to a `fetch`; the response body is the frame's body.
     Fetched {
         /// The run that asked.
@@ -123,6 +133,15 @@ pub(super) enum FromWorker {
         ask: Ask,
         /// The MCP request's params.
         params: serde_json::Value,
+    },
+    /// A request of the snippet's `tools` global, answered by `Called`.
+    Tools {
+        /// The run asking.
+        run: u64,
+        /// Its id within the run.
+        id: u32,
+        /// What is asked.
+        ask: ToolsAsk,
     },
     /// The script aborted request `id`.
     Abort {
@@ -172,13 +191,43 @@ pub(super) struct Head {
     pub headers: Vec<Vec<String>>,
 }
 
-/// Why a `fetch` failed, as the script sees it: the error's name and message.
+/// Why a request of the script failed, as the script sees it: the error's name and
+/// message, and for a tool called from code (`tools`), toolgate's error code and whether
+/// a retry may succeed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct Failure {
-    /// `TypeError`, `TimeoutError` or `AbortError`.
+    /// `TypeError`, `TimeoutError`, `AbortError`, `McpError` or `ToolError`.
     pub name: String,
     /// What went wrong.
     pub message: String,
+    /// toolgate's error code (`INVALID_PARAMS`, `RATE_LIMITED`, ...), for a tool call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Whether the same call may succeed later, for a tool call.
+    #[serde(default)]
+    pub retryable: bool,
+}
+
+/// What a snippet's `tools` global asks of the server.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(super) enum ToolsAsk {
+    /// `tools.call(name, params)`, or `tools.<function>(params)` when `function`.
+    Call {
+        /// The slug, or the function name.
+        name: String,
+        /// Whether `name` is a function name (the slug with `-` as `_`).
+        function: bool,
+        /// The params, as given.
+        params: serde_json::Value,
+    },
+    /// `tools.search(query, {limit})`.
+    Search {
+        /// What to look for.
+        query: String,
+        /// How many results at most (the meta-tool's default when absent).
+        limit: Option<usize>,
+    },
 }
 
 /// The errors a run can end with, as they cross the pipe.
@@ -387,6 +436,16 @@ pub(crate) type Ran = (Result<Option<serde_json::Value>, Error>, Captured);
 pub(crate) type Answer = (Head, Vec<u8>);
 
 impl Failure {
+    /// A tool call's failure: a `ToolError` carrying toolgate's code and retry flag.
+    pub(crate) fn tool(e: &Error) -> Failure {
+        Failure {
+            name: "ToolError".to_owned(),
+            message: e.to_string(),
+            code: Some(e.code().to_owned()),
+            retryable: e.retryable(),
+        }
+    }
+
     /// A failure the script sees as a `TypeError`.
     pub(crate) fn type_error(message: String) -> Failure {
         Failure::named("TypeError", message)
@@ -397,6 +456,8 @@ impl Failure {
         Failure {
             name: name.to_owned(),
             message,
+            code: None,
+            retryable: false,
         }
     }
 }

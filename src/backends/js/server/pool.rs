@@ -47,7 +47,8 @@ use crate::backchannel::{self, BackChannel};
 use crate::backends::js::output::Captured;
 use crate::backends::js::wire::JsLimits;
 use crate::backends::js::wire::Ran;
-use crate::backends::js::wire::{Failure, FromWorker, Job, Stop, ToWorker};
+use crate::backends::js::wire::{Failure, FromWorker, Job, Stop, ToWorker, ToolsAsk};
+use crate::backends::seam::Tools;
 use crate::backends::share::{Party, Permit, Pool};
 use crate::error::Error;
 use crate::limits::{
@@ -241,7 +242,7 @@ impl Js {
             params: params.to_string(),
             typescript,
         };
-        let (outcome, captured) = self.execute(job, party, cancel).await;
+        let (outcome, captured) = self.execute(job, party, cancel, None).await;
         Ok(JsOutput {
             result: outcome?.unwrap_or(serde_json::Value::Null),
             captured,
@@ -251,25 +252,26 @@ impl Js {
     /// Runs a snippet as the body of an async function:
     /// `run_javascript`, or with `typescript` `run_typescript` (types erased first,
     /// lines kept), for `party`. Cancelling `cancel` stops it as in [`Js::run_tool`].
+    /// Its `tools` global reaches `tools` (none: every request of it is refused).
     pub async fn run_snippet(
         &self,
         code: &str,
         typescript: bool,
-        party: &Party,
-        cancel: &CancellationToken,
+        (party, cancel): (&Party, &CancellationToken),
+        tools: Option<&dyn Tools>,
     ) -> SnippetOutput {
         let job = Job::Snippet {
             code: code.to_owned(),
             typescript,
         };
-        let (outcome, captured) = self.execute(job, party, cancel).await;
+        let (outcome, captured) = self.execute(job, party, cancel, tools).await;
         SnippetOutput { outcome, captured }
     }
 
     /// Runs `job` in an idle worker (or a new one), then tops the idle workers up.
     /// Answers when the worker does, or at the deadline or cancellation plus at most
     /// [`JS_WORKER_STOP_GRACE`].
-    async fn execute(&self, job: Job, party: &Party, cancel: &CancellationToken) -> Ran {
+    async fn execute(&self, job: Job, party: &Party, cancel: &CancellationToken, tools: Option<&dyn Tools>) -> Ran {
         let until = Instant::now() + self.limits.wall_clock;
         // A place among the runs and this run's heap from the shared budget, within the
         // run's own deadline, held until its worker has answered or been killed.
@@ -303,7 +305,7 @@ impl Js {
         let channel = backchannel::current();
         let mut notes = Notes::new(channel.clone());
         let ended = self
-            .converse(&mut worker, run, job, until, cancel, (&mut notes, channel))
+            .converse(&mut worker, (run, job, until), cancel, (&mut notes, channel), tools)
             .await;
         notes.finish().await;
         worker.runs += 1;
@@ -317,17 +319,42 @@ impl Js {
         ended.ran
     }
 
-    /// One run's conversation with `worker`: the job, the requests it makes (of the
-    /// network, and of the MCP client through `client`), and its answer — or, at the
-    /// deadline or on cancellation, a stop and the answer to that.
+    /// One run's conversation with `worker` ([`Js::talk`]), then the end of the tool
+    /// calls its code left running: cancelled (an upstream is told) and waited for at
+    /// most [`JS_WORKER_STOP_GRACE`], so a run that ended — or was killed at its deadline
+    /// — leaves no inner call running.
     async fn converse(
         &self,
         worker: &mut Worker,
-        run: u64,
-        job: Job,
-        until: Instant,
+        job: (u64, Job, Instant),
         cancel: &CancellationToken,
         client: (&mut Notes, Option<Arc<dyn BackChannel>>),
+        tools: Option<&dyn Tools>,
+    ) -> Ended {
+        let inner = cancel.child_token();
+        let mut calls: Calls<'_> = FuturesUnordered::new();
+        let ended = self
+            .talk(worker, job, cancel, client, (tools, &inner, &mut calls))
+            .await;
+        inner.cancel();
+        if !calls.is_empty() {
+            let drained = async { while calls.next().await.is_some() {} };
+            let _ = tokio::time::timeout(JS_WORKER_STOP_GRACE, drained).await;
+        }
+        ended
+    }
+
+    /// The conversation itself: the job, the requests it makes (of the network, of the
+    /// MCP client through `client`, and of other tools through `tools`, pushed onto
+    /// `calls` and cancelled by `inner`), and its answer — or, at the deadline or on
+    /// cancellation, a stop and the answer to that.
+    async fn talk<'t>(
+        &self,
+        worker: &mut Worker,
+        (run, job, until): (u64, Job, Instant),
+        cancel: &CancellationToken,
+        client: (&mut Notes, Option<Arc<dyn BackChannel>>),
+        (tools, inner, calls): (Option<&'t dyn Tools>, &'t CancellationToken, &mut Calls<'t>),
     ) -> Ended {
         let (notes, channel) = client;
         let deadline = until.saturating_duration_since(Instant::now());
@@ -389,6 +416,16 @@ impl Js {
                             }
                         }
                     }
+                    Some((FromWorker::Tools { run: r, id, ask }, _)) if r == run && stopped.is_none() => match tools {
+                        Some(tools) => calls.push(Box::pin(async move { (id, ask_tools(tools, ask, inner).await) })),
+                        None => {
+                            let why = "tools: only run_javascript and run_typescript snippets call tools".to_owned();
+                            let reply = Err(Failure::type_error(why));
+                            if !worker.send(&ToWorker::Called { run, id, reply }, &[]).await {
+                                return self.lost(worker, stopped).await;
+                            }
+                        }
+                    },
                     Some((FromWorker::Abort { run: r, id }, _)) if r == run => {
                         if let Some(cancel) = aborts.remove(&id) {
                             cancel.notify_one();
@@ -410,12 +447,24 @@ impl Js {
                     // no longer held here.
                     drop((body, held));
                 }
+                Some((id, answer)) = calls.next(), if !calls.is_empty() => {
+                    let (reply, body) = match answer.and_then(|value| encoded(&value)) {
+                        Ok(json) => (Ok(()), json),
+                        Err(e) => (Err(Failure::tool(&e)), Vec::new()),
+                    };
+                    // Held here only while it crosses the pipe; the worker's heap holds it
+                    // from then on, within the snippet's heap cap.
+                    if !worker.send(&ToWorker::Called { run, id, reply }, &body).await {
+                        return self.lost(worker, stopped).await;
+                    }
+                }
                 Some((id, reply)) = asks.next(), if !asks.is_empty() => {
                     if !worker.send(&ToWorker::Answered { run, id, reply }, &[]).await {
                         return self.lost(worker, stopped).await;
                     }
                 }
                 () = cancel.cancelled(), if stopped.is_none() => {
+                    inner.cancel();
                     stopped = Some(Stop::Cancelled);
                     grace = tokio::time::Instant::now() + JS_WORKER_STOP_GRACE;
                     if !worker.stop(run, Stop::Cancelled) {
@@ -423,6 +472,7 @@ impl Js {
                     }
                 }
                 () = tokio::time::sleep_until(until.into()), if stopped.is_none() => {
+                    inner.cancel();
                     stopped = Some(Stop::Deadline);
                     if !worker.stop(run, Stop::Deadline) {
                         return self.lost(worker, stopped).await;
@@ -499,4 +549,29 @@ impl Js {
             refilling.store(false, Ordering::Release);
         });
     }
+}
+
+/// The tool calls a run's code has in flight, each with the id of its request.
+type Calls<'t> = FuturesUnordered<BoxFuture<'t, (u32, Result<serde_json::Value, Error>)>>;
+
+/// One request of a snippet's `tools` global, made through `tools` unless `cancel`
+/// (the run's end) fires first.
+async fn ask_tools(tools: &dyn Tools, ask: ToolsAsk, cancel: &CancellationToken) -> Result<serde_json::Value, Error> {
+    match ask {
+        ToolsAsk::Call { name, function, params } => tools.call(&name, function, params, cancel).await,
+        ToolsAsk::Search { query, limit } => tools.search(&query, limit).await,
+    }
+}
+
+/// A tool's answer as the JSON text the worker reads, within the body cap of a frame
+/// ([`FETCH_BODY_BYTES`]): a larger answer fails the call, not the run.
+fn encoded(value: &serde_json::Value) -> Result<Vec<u8>, Error> {
+    let json = serde_json::to_vec(value).map_err(|e| Error::Internal(format!("a tool's answer is not JSON: {e}")))?;
+    if json.len() > FETCH_BODY_BYTES {
+        return Err(Error::ResourceLimit {
+            what: format!("The tool's answer ({} bytes of JSON)", json.len()),
+            limit: format!("{} bytes per call that code receives", FETCH_BODY_BYTES),
+        });
+    }
+    Ok(json)
 }

@@ -1,11 +1,13 @@
 // Installed into every fresh QuickJS context after the web shims: timers (setTimeout,
-// setInterval and their clear functions) and `mcp`, the MCP client of the call the code
-// runs for. The host functions arrive as arguments and stay private to this closure:
+// setInterval and their clear functions), `mcp`, the MCP client of the call the code
+// runs for, and `tools`, the tools the code may call (removed for a catalogue tool's run). The host functions arrive as arguments and stay private to this closure:
 //   host.sleep(ms) → Promise resolved after ms (capped at a day; the run's deadline ends
 //     the run long before).
 //   host.note(json) → undefined, or why the note was refused (thrown as a TypeError):
 //     the run sent its share, or the note is too large.
 //   host.ask(kind, paramsJson) → Promise of {result: json} or {error: {name, message}}.
+//   host.call(name, isFunction, paramsJson) and host.search(query, limit) → Promise of
+//     {result: json} or {error: {name, message, code?, retryable?}}: the `tools` global.
 //   host.loadWeb() → the web shims' installer (web.js), called with host on the first use
 //     of one of the names it defines: most runs never fetch, and installing the shims in
 //     every engine was about a sixth of a short run's CPU.
@@ -135,9 +137,83 @@
     },
   });
 
+  // `tools`: every tool the caller may run, called through the server's one call path
+  // (validation, the caller's scope and rate, history). tools.call(slug, params) and
+  // tools.<function>(params) (the slug with "-" as "_") resolve to the tool's structured
+  // result; a failure rejects with an Error carrying `code` and `retryable`.
+  // tools.search(query, {limit}) resolves to the ranked list the meta-tool gives.
+  function toolError(e) {
+    const error = new Error(e.message);
+    error.name = e.code === undefined ? (e.name === "TypeError" ? "TypeError" : "ToolError") : "ToolError";
+    if (e.code !== undefined) {
+      error.code = e.code;
+      error.retryable = e.retryable === true;
+    }
+    return error;
+  }
+
+  async function callTool(what, name, isFunction, params) {
+    const sent = params === undefined ? {} : params;
+    if (sent === null || typeof sent !== "object" || Array.isArray(sent)) {
+      throw new TypeError(what + ": the params must be an object");
+    }
+    const r = await host.call(name, isFunction, JSON.stringify(sent));
+    if (r.error) throw toolError(r.error);
+    return JSON.parse(r.result);
+  }
+
+  const api = Object.freeze({
+    call(slug, params) {
+      if (typeof slug !== "string" || slug === "") {
+        return Promise.reject(new TypeError("tools.call: the first argument must be a tool's slug"));
+      }
+      return callTool("tools.call", slug, false, params);
+    },
+    async search(query, options) {
+      if (typeof query !== "string") throw new TypeError("tools.search: the query must be a string");
+      let limit;
+      if (options !== undefined && options !== null) {
+        if (typeof options !== "object") throw new TypeError("tools.search: the options must be an object");
+        if (options.limit !== undefined && options.limit !== null) {
+          if (typeof options.limit !== "number" || !Number.isInteger(options.limit)) {
+            throw new TypeError("tools.search: limit must be an integer");
+          }
+          limit = options.limit;
+        }
+      }
+      const r = await host.search(query, limit);
+      if (r.error) throw toolError(r.error);
+      return JSON.parse(r.result);
+    },
+  });
+  // Names every object answers (then, toJSON, toString, constructor, ...) stay what
+  // they are, so awaiting, printing or serialising `tools` calls nothing; a tool with
+  // such a name is reached with tools.call.
+  const own = (name) => Object.prototype.hasOwnProperty.call(api, name);
+  const reserved = (name) => name === "then" || name === "toJSON" || name in Object.prototype;
+  const tools = new Proxy(api, {
+    get(target, name) {
+      if (typeof name !== "string" || own(name) || reserved(name)) return target[name];
+      return (params) => callTool("tools." + name, name, true, params);
+    },
+    has(target, name) {
+      return typeof name === "string" && (own(name) || !reserved(name));
+    },
+    set() {
+      return false;
+    },
+    defineProperty() {
+      return false;
+    },
+    deleteProperty() {
+      return false;
+    },
+  });
+
   define("setTimeout", setTimeout);
   define("setInterval", setInterval);
   define("clearTimeout", clearTimer);
   define("clearInterval", clearTimer);
   define("mcp", mcp);
+  define("tools", tools);
 })

@@ -232,6 +232,11 @@ async fn evaluate<'js>(
     options.backtrace_barrier = true;
     let (returned, during) = match program {
         Program::Tool { filename, params } => {
+            // Calling tools from code is the snippets' (`run_javascript`): a catalogue
+            // tool's script runs alone.
+            ctx.globals()
+                .remove("tools")
+                .map_err(|e| Error::Internal(format!("cannot remove tools: {e}")))?;
             let loaded = match scripts.get(ctx, filename, code) {
                 Some(compiled) => bytecode::run(ctx, &compiled),
                 None => {

@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 
 use crate::backchannel::{Ask, Note};
 use crate::backends::js::wire::Answer;
-use crate::backends::js::wire::{Failure, Request};
+use crate::backends::js::wire::{Failure, Request, ToolsAsk};
 use crate::limits::{CLIENT_NOTE_BYTES, JS_TIMER_MAX};
 
 /// A request's answer, on its way.
@@ -23,6 +23,9 @@ pub(super) type Pending = Pin<Box<dyn Future<Output = Result<Answer, Failure>> +
 
 /// An ask's answer, on its way: the MCP result as JSON.
 pub(super) type Asked = Pin<Box<dyn Future<Output = Result<serde_json::Value, Failure>> + Send>>;
+
+/// A `tools` request's answer, on its way: the value's JSON text.
+pub(super) type Called = Pin<Box<dyn Future<Output = Result<Vec<u8>, Failure>> + Send>>;
 
 /// Where an engine's requests go.
 pub(super) trait Port: Send + Sync {
@@ -39,6 +42,10 @@ pub(super) trait Port: Send + Sync {
 
     /// Makes request `ask` (params as the MCP request's) of the run's MCP client.
     fn ask(&self, ask: Ask, params: serde_json::Value) -> Asked;
+
+    /// Makes request `ask` of the snippet's `tools` (a tool call or a search), through
+    /// the server's gateway.
+    fn tools(&self, ask: ToolsAsk) -> Called;
 }
 
 /// The host object handed to `web.js`: `fetch`, `abort`, `encode`, `decode` and
@@ -47,7 +54,7 @@ pub(super) fn host<'js>(ctx: &Ctx<'js>, port: Arc<dyn Port>) -> rquickjs::Result
     let in_flight: Arc<Mutex<HashMap<u32, Arc<Notify>>>> = Arc::default();
     let host = Object::new(ctx.clone())?;
     host.set("bodyLimit", port.body_limit() as f64)?;
-    let (noter, asker) = (port.clone(), port.clone());
+    let (noter, asker, caller, searcher) = (port.clone(), port.clone(), port.clone(), port.clone());
 
     let registry = in_flight.clone();
     let fetch = Function::new(
@@ -142,6 +149,37 @@ pub(super) fn host<'js>(ctx: &Ctx<'js>, port: Arc<dyn Port>) -> rquickjs::Result
     )?;
     host.set("ask", ask)?;
 
+    // tools.call(name, params) and tools.<function>(params): the params arrive as JSON
+    // text (client.js checked they are an object).
+    let call = Function::new(
+        ctx.clone(),
+        Async(move |ctx: Ctx<'js>, name: String, function: bool, json: String| {
+            let pending = match serde_json::from_str::<serde_json::Value>(&json) {
+                Ok(params) => Ok(caller.tools(ToolsAsk::Call { name, function, params })),
+                Err(e) => Err(Failure::type_error(format!("tools: the params are not JSON: {e}"))),
+            };
+            async move {
+                let outcome = match pending {
+                    Ok(pending) => pending.await,
+                    Err(f) => Err(f),
+                };
+                called(&ctx, outcome)
+            }
+        }),
+    )?;
+    host.set("call", call)?;
+
+    let search = Function::new(
+        ctx.clone(),
+        Async(move |ctx: Ctx<'js>, query: String, limit: Option<f64>| {
+            // A limit out of range is the meta-tool's to refuse, with its words.
+            let limit = limit.filter(|l| l.is_finite() && *l >= 0.0).map(|l| l as usize);
+            let pending = searcher.tools(ToolsAsk::Search { query, limit });
+            async move { called(&ctx, pending.await) }
+        }),
+    )?;
+    host.set("search", search)?;
+
     let sleep = Function::new(
         ctx.clone(),
         Async(|ms: f64| async move {
@@ -164,11 +202,26 @@ fn asked<'js>(ctx: &Ctx<'js>, outcome: Result<serde_json::Value, Failure>) -> rq
     Ok(object)
 }
 
-/// A failure as the `{name, message}` object both installers turn into a thrown error.
+/// The object `client.js` turns into a `tools` request's value or a thrown error.
+fn called<'js>(ctx: &Ctx<'js>, outcome: Result<Vec<u8>, Failure>) -> rquickjs::Result<Object<'js>> {
+    let object = Object::new(ctx.clone())?;
+    match outcome {
+        Ok(json) => object.set("result", String::from_utf8_lossy(&json).into_owned())?,
+        Err(f) => object.set("error", failure(ctx, f)?)?,
+    }
+    Ok(object)
+}
+
+/// A failure as the `{name, message}` object the installers turn into a thrown error
+/// (with `code` and `retryable` when a tool call failed).
 fn failure<'js>(ctx: &Ctx<'js>, f: Failure) -> rquickjs::Result<Object<'js>> {
     let error = Object::new(ctx.clone())?;
     error.set("name", f.name)?;
     error.set("message", f.message)?;
+    if let Some(code) = f.code {
+        error.set("code", code)?;
+        error.set("retryable", f.retryable)?;
+    }
     Ok(error)
 }
 

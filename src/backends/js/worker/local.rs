@@ -119,6 +119,10 @@ mod tests {
         fn ask(&self, _: crate::backchannel::Ask, _: serde_json::Value) -> super::super::host::Asked {
             Box::pin(async { Err(Failure::type_error("offline".to_owned())) })
         }
+
+        fn tools(&self, _: crate::backends::js::wire::ToolsAsk) -> super::super::host::Called {
+            Box::pin(async { Err(Failure::type_error("offline".to_owned())) })
+        }
     }
 
     fn local() -> Local {

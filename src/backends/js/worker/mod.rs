@@ -43,13 +43,16 @@ use tokio_util::sync::CancellationToken;
 use crate::backchannel::{Ask, Note};
 use crate::backends::js::output::Captured;
 use crate::backends::js::wire::{
-    self, CONTROL_FD, Failure, Frames, FromWorker, Head, JsLimits, Request, STOP_BYTES, Stop, ToWorker,
+    self, CONTROL_FD, Failure, Frames, FromWorker, Head, JsLimits, Request, STOP_BYTES, Stop, ToWorker, ToolsAsk,
 };
 use crate::error::Error;
 use crate::limits::CLIENT_NOTES_PER_RUN;
-use host::{Asked, Pending, Port};
+use host::{Asked, Called, Pending, Port};
 use local::Local;
 use state::{Limit, RunState};
+
+/// A `tools` request's answer on its way to the engine that asked: the value's JSON.
+type CallReply = Result<Vec<u8>, Failure>;
 
 /// A `fetch` answer on its way to the engine that asked.
 type Reply = (Result<Head, Failure>, Vec<u8>);
@@ -63,7 +66,10 @@ struct Shared {
     waiting: Mutex<HashMap<u32, oneshot::Sender<Reply>>>,
     /// Asks of the MCP client waiting for their answer, by id (of the run in progress).
     asks: Mutex<HashMap<u32, oneshot::Sender<Result<serde_json::Value, Failure>>>>,
-    /// Numbers asks within the process (each run's ids are then unique too).
+    /// `tools` requests waiting for their answer, by id (of the run in progress).
+    calls: Mutex<HashMap<u32, oneshot::Sender<CallReply>>>,
+    /// Numbers asks and `tools` requests within the process (each run's ids are then
+    /// unique too).
     next_ask: AtomicU32,
     limits: JsLimits,
     /// Bytes a `fetch` body may hold.
@@ -228,6 +234,19 @@ impl Port for Pipe {
             rx.await.unwrap_or_else(|_| Err(gone()))
         })
     }
+
+    fn tools(&self, ask: ToolsAsk) -> Called {
+        let shared = self.0.clone();
+        Box::pin(async move {
+            let gone = || Failure::type_error("tools: the run is over".to_owned());
+            let run = shared.current().ok_or_else(gone)?.run;
+            let id = shared.next_ask.fetch_add(1, Ordering::Relaxed);
+            let (tx, rx) = oneshot::channel();
+            lock(&shared.calls).insert(id, tx);
+            shared.send(&FromWorker::Tools { run, id, ask }, &[]);
+            rx.await.unwrap_or_else(|_| Err(gone()))
+        })
+    }
 }
 
 /// The worker's entry point: serves jobs until stdin ends.
@@ -265,6 +284,7 @@ fn serve() -> Result<(), String> {
             slot: Mutex::default(),
             waiting: Mutex::default(),
             asks: Mutex::default(),
+            calls: Mutex::default(),
             next_ask: AtomicU32::new(1),
             limits,
             body_limit,
@@ -336,6 +356,11 @@ fn serve() -> Result<(), String> {
                                     let _ = tx.send(reply);
                                 }
                             }
+                            Ok(Some((ToWorker::Called { run: r, id, reply }, body))) if r == run => {
+                                if let Some(tx) = lock(&shared.calls).remove(&id) {
+                                    let _ = tx.send(reply.map(|()| body));
+                                }
+                            }
                             Ok(Some(_)) => {}
                             // The server is gone: nobody waits for this run.
                             Ok(None) => return Ok(()),
@@ -348,6 +373,7 @@ fn serve() -> Result<(), String> {
             lock(&shared.slot).current = None;
             lock(&shared.waiting).clear();
             lock(&shared.asks).clear();
+            lock(&shared.calls).clear();
             // Freed after the answer is sent, off the caller's path.
             drop(engine);
         }

@@ -1,0 +1,281 @@
+//! Code mode: a snippet's `tools` global calls tools through the gateway's one path, as
+//! the snippet's caller — validation, scopes, rate limits, history with each inner call
+//! naming its parent run — within the limits of code mode, and its deadline ends them
+//! (an upstream is told). The official SDKs drive it in `interop.rs`.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::access::new_key;
+use crate::http::{HttpGate, Session};
+use crate::upstream::{Federated, py_server};
+use crate::util::{Gate, fixtures, structured, text, without_run_id};
+
+/// Runs `code` with `run_javascript` and returns its structured answer, asserting it
+/// succeeded.
+async fn snippet(gate: &Gate, code: &str) -> Value {
+    let r = gate.call("run_javascript", json!({ "code": code })).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    structured(&r).clone()
+}
+
+/// The runs of the session's history, newest first.
+async fn runs(gate: &Gate) -> Vec<Value> {
+    let r = gate.meta(json!({"command": "history"})).await;
+    structured(&r)["runs"].as_array().unwrap().clone()
+}
+
+/// `value` without the fields that differ between two runs of the same call.
+fn timeless(value: &Value) -> Value {
+    let mut v = without_run_id(value);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("duration_ms");
+    }
+    v
+}
+
+#[tokio::test]
+async fn code_calls_tools_by_function_and_slug_searches_and_each_call_is_a_run_of_its_own() {
+    let gate = Gate::start(&[("TOOLGATE_RUNTIMES", "js")]).await;
+    let direct = gate
+        .call("base64-codec", json!({"input": "hi", "mode": "encode"}))
+        .await;
+    let code = r#"
+        const found = await tools.search("encode text as base64", {limit: 3});
+        const byFunction = await tools.base64_codec({input: "hi", mode: "encode"});
+        const bySlug = await tools.call("base64-codec", {input: "aGk=", mode: "decode"});
+        const failure = await tools.base64_codec({nope: 1}).then(() => null, (e) => ({
+            name: e.name, code: e.code, retryable: e.retryable, message: e.message, isError: e instanceof Error,
+        }));
+        const recursive = await tools.run_javascript({code: "return 1"}).then(() => null, (e) => e.code);
+        const unknown = await tools.no_such_tool_anywhere({}).then(() => null, (e) => e.code);
+        const notObject = await tools.call("base64-codec", "hi").then(() => null, (e) => e.name);
+        return {
+            found, byFunction, bySlug, failure, recursive, unknown, notObject,
+            shape: {type: typeof tools, keys: Object.keys(tools), json: JSON.stringify(tools), awaited: (await tools) === tools},
+        };
+    "#;
+    let s = snippet(&gate, code).await;
+    let r = &s["result"];
+    let found = r["found"].as_array().unwrap();
+    assert_eq!(found[0]["slug"], "base64-codec", "{found:?}");
+    for key in ["slug", "name", "description", "score"] {
+        assert!(found[0].get(key).is_some(), "a search result carries {key}: {found:?}");
+    }
+    // The value code receives is the body a direct call carries in structuredContent.
+    assert_eq!(timeless(&r["byFunction"]), timeless(structured(&direct)), "{r}");
+    assert_eq!(r["bySlug"]["result"]["output"], "hi", "{r}");
+    let failure = &r["failure"];
+    assert_eq!(
+        (
+            &failure["name"],
+            &failure["code"],
+            &failure["retryable"],
+            &failure["isError"]
+        ),
+        (
+            &json!("ToolError"),
+            &json!("INVALID_PARAMS"),
+            &json!(false),
+            &json!(true)
+        ),
+        "{failure}"
+    );
+    assert!(failure["message"].as_str().unwrap().contains("nope"), "{failure}");
+    assert_eq!(r["recursive"], "BAD_REQUEST", "no recursion: {r}");
+    assert_eq!(r["unknown"], "TOOL_NOT_FOUND", "{r}");
+    assert_eq!(r["notObject"], "TypeError", "{r}");
+    assert_eq!(
+        r["shape"],
+        json!({"type": "object", "keys": ["call", "search"], "json": "{}", "awaited": true}),
+        "printing, serialising or awaiting `tools` calls nothing"
+    );
+
+    // Each call is a run of its own in the session's history, naming the snippet's run.
+    let runs = runs(&gate).await;
+    let parent = s["run_id"].as_str().unwrap();
+    let children: Vec<&Value> = runs.iter().filter(|r| r["parent_run_id"] == parent).collect();
+    let statuses: Vec<(&str, &str)> = children
+        .iter()
+        .rev()
+        .map(|r| (r["slug"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("base64-codec", "ok"),
+            ("base64-codec", "ok"),
+            ("base64-codec", "INVALID_PARAMS")
+        ],
+        "{runs:?}"
+    );
+    let own = runs.iter().find(|r| r["id"] == parent).unwrap();
+    assert!(own.get("parent_run_id").is_none(), "{own}");
+    let listed = gate.meta(json!({"command": "history"})).await;
+    assert!(
+        text(&listed).contains(&format!("(called by {parent}'s code)")),
+        "{}",
+        text(&listed)
+    );
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn code_mode_bounds_the_calls_of_a_run_and_those_in_flight() {
+    let gate = Gate::start(&[
+        ("TOOLGATE_RUNTIMES", "js"),
+        ("TOOLGATE_CODE_CALLS", "3"),
+        ("TOOLGATE_CODE_PARALLEL", "1"),
+    ])
+    .await;
+    let sequential = r#"
+        const codes = [];
+        for (let i = 0; i < 4; i++) {
+            codes.push(await tools.base64_codec({input: "x" + i}).then(() => "ok", (e) => e.code + " " + e.message));
+        }
+        return codes;
+    "#;
+    let s = snippet(&gate, sequential).await;
+    let codes = s["result"].as_array().unwrap();
+    assert_eq!(&codes[..3], &[json!("ok"), json!("ok"), json!("ok")], "{codes:?}");
+    let fourth = codes[3].as_str().unwrap();
+    assert!(
+        fourth.starts_with("RESOURCE_LIMIT") && fourth.contains("TOOLGATE_CODE_CALLS"),
+        "{fourth}"
+    );
+    // Two calls started together: the second finds the first in flight.
+    let parallel = r#"
+        const both = [tools.base64_codec({input: "a"}), tools.base64_codec({input: "b"})];
+        return await Promise.all(both.map((p) => p.then(() => "ok", (e) => e.code + " " + e.message)));
+    "#;
+    let s = snippet(&gate, parallel).await;
+    let codes = s["result"].as_array().unwrap();
+    assert_eq!(codes[0], "ok", "{codes:?}");
+    let second = codes[1].as_str().unwrap();
+    assert!(
+        second.starts_with("RESOURCE_LIMIT") && second.contains("TOOLGATE_CODE_PARALLEL"),
+        "{second}"
+    );
+    gate.stop().await;
+}
+
+/// A catalogue folder holding `probe` (answers what `tools` is in a catalogue tool's
+/// script) and `spin` (never returns).
+fn catalogue(dir: &Path) {
+    let tool = |slug: &str, code: &str| {
+        let folder = dir.join(slug);
+        std::fs::create_dir_all(&folder).unwrap();
+        let manifest = json!({"slug": slug, "name": slug, "description": format!("{slug} for tests"), "input_schema": {"type": "object"}, "runtime": "javascript", "source": "index.js"});
+        std::fs::write(folder.join("tool.json"), manifest.to_string()).unwrap();
+        std::fs::write(folder.join("index.js"), code).unwrap();
+    };
+    tool("probe", "function run(params) { return {tools: typeof tools}; }\n");
+    tool("spin", "function run(params) { for (;;) {} }\n");
+}
+
+#[tokio::test]
+async fn a_snippet_deadline_ends_its_inner_calls_and_a_catalogue_tool_has_no_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    catalogue(dir.path());
+    let folder = dir.path().display().to_string();
+    let gate = Gate::start(&[
+        ("TOOLGATE_RUNTIMES", "js"),
+        ("TOOLGATE_CATALOGUE", &folder),
+        ("TOOLGATE_JS_TIMEOUT_MS", "3000"),
+    ])
+    .await;
+    let s = snippet(&gate, "return await tools.probe({});").await;
+    assert_eq!(s["result"]["result"], json!({"tools": "undefined"}), "{s}");
+
+    let r = gate
+        .call("run_javascript", json!({"code": "return await tools.spin({});"}))
+        .await;
+    let s = structured(&r);
+    assert_eq!(s["timed_out"], true, "{s}");
+    // The snippet's answer comes after its inner call ended: the call is in history,
+    // ended by the snippet's deadline, not its own.
+    let runs = runs(&gate).await;
+    let spin = runs.iter().find(|r| r["slug"] == "spin").expect("the inner run");
+    assert_eq!(spin["parent_run_id"], s["run_id"], "{runs:?}");
+    assert_eq!(spin["status"], "CANCELLED", "{runs:?}");
+    gate.stop().await;
+}
+
+#[tokio::test]
+async fn an_upstream_call_from_code_is_cancelled_upstream_when_the_snippet_times_out() {
+    let state = tempfile::tempdir().unwrap();
+    let up = Federated::start(
+        json!({"py": py_server(state.path())}),
+        &[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_JS_TIMEOUT_MS", "3000")],
+    )
+    .await;
+    let r = up
+        .gate
+        .call(
+            "run_javascript",
+            json!({"code": "return await tools.py__wait_for_cancel({});"}),
+        )
+        .await;
+    assert_eq!(structured(&r)["timed_out"], true, "{r:?}");
+    let r = up.gate.call("py__was_cancelled", json!({})).await;
+    assert_eq!(
+        structured(&r),
+        &json!({"result": true}),
+        "notifications/cancelled reached the upstream: {r:?}"
+    );
+    let shout = snippet(&up.gate, "return await tools.py__shout({words: 'from code'});").await;
+    assert_eq!(
+        shout["result"],
+        json!({"loud": "FROM CODE", "count": 2}),
+        "an upstream's structuredContent"
+    );
+    up.gate.stop().await;
+}
+
+#[tokio::test]
+async fn inside_code_a_caller_keeps_its_scopes_and_its_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("keys.json");
+    let coder = new_key(&file, "runtimes,search", "coder").await;
+    let catalogue = fixtures().display().to_string();
+    let gate = HttpGate::start(&[
+        ("TOOLGATE_CATALOGUE", &catalogue),
+        ("TOOLGATE_RUNTIMES", "js"),
+        ("TOOLGATE_KEYS_FILE", file.to_str().unwrap()),
+    ])
+    .await;
+    let mut coder = Session::open_keyed(&gate.url, &coder).await;
+    let code = r#"
+        const refused = await tools.echo({message: "m"}).then(() => "ran", (e) => e.code);
+        const found = await tools.search("echo a message");
+        return {refused, found: found.map((f) => f.slug)};
+    "#;
+    let s = coder.call("run_javascript", json!({ "code": code })).await;
+    assert_eq!(
+        s["result"]["refused"], "FORBIDDEN",
+        "no `run` scope outside code, none inside: {s}"
+    );
+    assert!(
+        s["result"]["found"].as_array().unwrap().contains(&json!("echo")),
+        "searching needs `search`, which it holds: {s}"
+    );
+
+    // Anonymous callers start 3 runs a minute: the snippet is one, its calls the rest.
+    let gate = HttpGate::start(&[
+        ("TOOLGATE_CATALOGUE", &catalogue),
+        ("TOOLGATE_RUNTIMES", "js"),
+        ("TOOLGATE_ANONYMOUS_PER_MINUTE", "3"),
+    ])
+    .await;
+    let mut anonymous = Session::open(&gate.url).await;
+    let code = r#"
+        const codes = [];
+        for (let i = 0; i < 3; i++) {
+            codes.push(await tools.echo({message: "m"}).then(() => "ok", (e) => e.code + " " + e.retryable));
+        }
+        return codes;
+    "#;
+    let s = anonymous.call("run_javascript", json!({ "code": code })).await;
+    assert_eq!(s["result"], json!(["ok", "ok", "RATE_LIMITED true"]), "{s}");
+}
