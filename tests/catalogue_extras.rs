@@ -99,6 +99,7 @@ async fn catalogue_resources_and_templates_are_listed_and_read_and_a_value_canno
         [
             "tg://guide",
             "tg://catalogue",
+            "tg://types/tools.d.ts",
             "tg://history",
             "test://text",
             "test://png"
@@ -112,7 +113,10 @@ async fn catalogue_resources_and_templates_are_listed_and_read_and_a_value_canno
         .into_iter()
         .map(|t| t.uri_template)
         .collect();
-    assert_eq!(templates, ["tg://tools/{slug}", "test://item/{id}/data"]);
+    assert_eq!(
+        templates,
+        ["tg://tools/{slug}", "tg://types/{slug}", "test://item/{id}/data"]
+    );
 
     match read(&gate, "test://text").await.unwrap() {
         ResourceContents::TextResourceContents {

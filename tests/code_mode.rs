@@ -5,10 +5,12 @@
 
 use std::path::Path;
 
+use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::{Value, json};
 
 use crate::access::new_key;
 use crate::http::{HttpGate, Session};
+use crate::interop::{node_modules, run, scrubbed};
 use crate::upstream::{Federated, py_server};
 use crate::util::{Gate, fixtures, structured, text, without_run_id};
 
@@ -210,6 +212,13 @@ async fn an_upstream_call_from_code_is_cancelled_upstream_when_the_snippet_times
         &[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_JS_TIMEOUT_MS", "3000")],
     )
     .await;
+    // First a call that waits for the server to be up, so the next reaches it in time.
+    let shout = snippet(&up.gate, "return await tools.py__shout({words: 'from code'});").await;
+    assert_eq!(
+        shout["result"],
+        json!({"loud": "FROM CODE", "count": 2}),
+        "an upstream's structuredContent"
+    );
     let r = up
         .gate
         .call(
@@ -223,12 +232,6 @@ async fn an_upstream_call_from_code_is_cancelled_upstream_when_the_snippet_times
         structured(&r),
         &json!({"result": true}),
         "notifications/cancelled reached the upstream: {r:?}"
-    );
-    let shout = snippet(&up.gate, "return await tools.py__shout({words: 'from code'});").await;
-    assert_eq!(
-        shout["result"],
-        json!({"loud": "FROM CODE", "count": 2}),
-        "an upstream's structuredContent"
     );
     up.gate.stop().await;
 }
@@ -278,4 +281,106 @@ async fn inside_code_a_caller_keeps_its_scopes_and_its_rate() {
     "#;
     let s = anonymous.call("run_javascript", json!({ "code": code })).await;
     assert_eq!(s["result"], json!(["ok", "ok", "RATE_LIMITED true"]), "{s}");
+}
+
+/// The text of resource `uri`, or the protocol error's message.
+async fn read(gate: &Gate, uri: &str) -> Result<String, String> {
+    match gate.client.read_resource(ReadResourceRequestParams::new(uri)).await {
+        Ok(r) => match r.contents.into_iter().next() {
+            Some(ResourceContents::TextResourceContents { text, mime_type, .. }) => {
+                assert_eq!(mime_type.as_deref(), Some("application/typescript"), "{uri}");
+                Ok(text)
+            }
+            other => panic!("expected text contents, got {other:?}"),
+        },
+        Err(rmcp::ServiceError::McpError(e)) => Err(e.message.to_string()),
+        Err(other) => panic!("{other:?}"),
+    }
+}
+
+/// Runs the pinned TypeScript compiler (`tsc --noEmit --strict`) on `files` in `dir`;
+/// whether it passed, and what it printed.
+async fn tsc(dir: &Path, files: &[&str]) -> (bool, String) {
+    let tsc = node_modules().join("typescript/bin/tsc");
+    let mut cmd = scrubbed("node", dir);
+    cmd.arg(tsc)
+        .args(["--noEmit", "--strict", "--target", "es2022", "--lib", "es2022"])
+        .args(files);
+    let (status, stdout, stderr) = run(cmd, "tsc").await;
+    (status.success(), format!("{stdout}{stderr}"))
+}
+
+#[tokio::test]
+async fn every_callable_tool_is_declared_in_typescript_that_the_compiler_checks_calls_against() {
+    let gate = Gate::start(&[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_ADVERTISE", "all")]).await;
+    let schema = gate.meta(json!({"command": "schema", "slug": "base64-codec"})).await;
+    let declared = structured(&schema)["typescript"].as_str().unwrap().to_owned();
+    assert!(declared.contains("  base64_codec(params: {"), "{declared}");
+    assert!(text(&schema).contains("base64_codec(params"), "the text shows it too");
+    let snippet_schema = gate.meta(json!({"command": "schema", "slug": "run_javascript"})).await;
+    assert_eq!(
+        structured(&snippet_schema)["typescript"],
+        Value::Null,
+        "code cannot call a snippet"
+    );
+    let one = read(&gate, "toolgate://types/base64-codec").await.unwrap();
+    assert!(one.contains(&declared), "{one}");
+    assert!(read(&gate, "toolgate://types/run_javascript").await.is_err());
+
+    // The whole set, page by page: every callable tool once.
+    let resources = gate.client.list_all_resources().await.unwrap();
+    assert!(
+        resources.iter().any(|r| r.uri == "toolgate://types/tools.d.ts"),
+        "{resources:?}"
+    );
+    let mut pages = Vec::new();
+    let mut uri = "toolgate://types/tools.d.ts".to_owned();
+    loop {
+        let page = read(&gate, &uri).await.unwrap();
+        let next = page
+            .lines()
+            .find_map(|l| l.strip_prefix("// Continued in "))
+            .map(str::to_owned);
+        pages.push(page);
+        match next {
+            Some(n) => uri = n,
+            None => break,
+        }
+        assert!(pages.len() < 100, "the pages end");
+    }
+    let all = pages.join("\n");
+    let listed = gate.meta(json!({"command": "list", "limit": 1000})).await;
+    let tools = structured(&listed)["tools"].as_array().unwrap().clone();
+    // Those that can run here (a NyxilumLang tool without NyxilumNode cannot) and are
+    // not snippets.
+    let callable: Vec<&str> = tools
+        .iter()
+        .filter(|t| t["available"] != false)
+        .map(|t| t["slug"].as_str().unwrap())
+        .filter(|s| !s.starts_with("run_"))
+        .collect();
+    assert!(callable.len() > 20, "{callable:?}");
+    for slug in &callable {
+        let method = format!("\n  {}(params", slug.replace('-', "_"));
+        assert_eq!(all.matches(&method).count(), 1, "{slug} declared once");
+    }
+
+    // The compiler reads the declarations, accepts a right call and refuses a wrong one.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tools.d.ts"), &all).unwrap();
+    std::fs::write(
+        dir.path().join("good.ts"),
+        "export async function main(): Promise<string> {\n  const r = await tools.base64_codec({ input: \"hi\", mode: \"encode\" });\n  const hits = await tools.search(\"base64\", { limit: 2 });\n  return r.result.output + hits[0].slug;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bad.ts"),
+        "export async function main(): Promise<void> {\n  await tools.base64_codec({ nope: 1 });\n}\n",
+    )
+    .unwrap();
+    let (ok, said) = tsc(dir.path(), &["tools.d.ts", "good.ts"]).await;
+    assert!(ok, "{said}");
+    let (ok, said) = tsc(dir.path(), &["tools.d.ts", "bad.ts"]).await;
+    assert!(!ok && said.contains("nope"), "{said}");
+    gate.stop().await;
 }

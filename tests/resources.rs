@@ -32,7 +32,10 @@ async fn every_resource_is_listed_and_readable() {
         .into_iter()
         .map(|r| r.uri)
         .collect();
-    assert_eq!(uris, vec!["tg://guide", "tg://catalogue", "tg://history"]);
+    assert_eq!(
+        uris,
+        vec!["tg://guide", "tg://catalogue", "tg://types/tools.d.ts", "tg://history"]
+    );
     let templates = gate.client.list_all_resource_templates().await.unwrap();
     assert_eq!(templates[0].uri_template, "tg://tools/{slug}");
 

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Caller, Gateway, Reach, Run, Ticket};
 use crate::access::Scope;
+use crate::backends::js::typings::function_name;
 use crate::backends::{Form, Shape, Tools};
 use crate::error::Error;
 use crate::limits::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_RANGE};
@@ -121,11 +122,6 @@ impl<'g> Inner<'g> {
         };
         gateway.resolve_holding(&slug, Reach::Meta, &mut Some(snapshot)).await
     }
-}
-
-/// A tool's name as a function of `tools`: its slug with `-` as `_`.
-pub fn function_name(slug: &str) -> String {
-    slug.replace('-', "_")
 }
 
 /// A call or search in flight, counted while it lives.

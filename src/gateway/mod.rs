@@ -20,7 +20,6 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use caller::Caller;
-pub use code::function_name;
 pub use run::{Run, failure_body, failure_fields, snippet_error};
 pub use search::Found;
 
@@ -232,7 +231,13 @@ impl Gateway {
             }
             Err(e) => return Err(e),
         };
-        Ok(match (&tool.federated, &self.federation) {
+        Ok(self.entry_of(tool, snapshot))
+    }
+
+    /// The entry of `tool` of `snapshot`: an upstream's tool runs on its server, any other
+    /// in the catalogue's family.
+    pub fn entry_of(&self, tool: Arc<crate::catalogue::Tool>, snapshot: Arc<Snapshot>) -> Entry {
+        match (&tool.federated, &self.federation) {
             (Some(_), Some((_, backend))) => Entry::Upstream {
                 tool,
                 snapshot,
@@ -243,7 +248,7 @@ impl Gateway {
                 snapshot,
                 backend: self.families.catalogue.clone(),
             },
-        })
+        }
     }
 
     /// Resolves `wanted` (as the meta-tool does), validates, runs: [`Gateway::call`].

@@ -338,7 +338,8 @@ fn entry_call(gateway: &Gateway, entry: &Entry, listing: &Listing) -> Value {
 fn schema(gateway: &Gateway, entry: &Entry, listing: &Listing) -> CallToolResult {
     let call = entry_call(gateway, entry, listing);
     let (input, output) = (entry.input_schema(), entry.output_schema());
-    let text = format!(
+    let typescript = entry.typescript();
+    let mut text = format!(
         "{} — {}\n\nInput schema:\n{}\n\nOutput schema:\n{}\n\nReady-to-send call:\n{}",
         entry.name(),
         entry.description(),
@@ -346,11 +347,17 @@ fn schema(gateway: &Gateway, entry: &Entry, listing: &Listing) -> CallToolResult
         output.as_ref().map(pretty).unwrap_or_else(|| "(none declared)".into()),
         pretty(&call)
     );
+    if let Some(ts) = &typescript {
+        text.push_str(&format!(
+            "\n\nIn code (run_javascript's `tools`), a method of `interface Tools`:\n{ts}"
+        ));
+    }
     let structured = json!({
         "slug": entry.name(),
         "input_schema": input,
         "output_schema": output,
         "example": call,
+        "typescript": typescript,
     });
     answer(true, text, structured)
 }

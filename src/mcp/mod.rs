@@ -15,6 +15,7 @@ mod resources;
 mod runs;
 mod subscriptions;
 mod tools;
+mod types;
 mod upstreams;
 mod watch;
 

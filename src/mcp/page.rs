@@ -1,5 +1,5 @@
 //! Pages of the answers that grow with the catalogue — `tools/list`, the meta-tool's
-//! `list` and the `NAME://catalogue` resource — so none exceeds [`PAGE_BYTES`] however
+//! `list`, the `NAME://catalogue` resource and code mode's `NAME://types/tools.d.ts` — so none exceeds [`PAGE_BYTES`] however
 //! many tools there are.
 //!
 //! A cursor is opaque to clients: which list it belongs to, where the next page starts,
@@ -23,6 +23,8 @@ pub(crate) enum List {
     Meta,
     /// The `NAME://catalogue` resource.
     Catalogue,
+    /// The `NAME://types/tools.d.ts` resource.
+    Types,
 }
 
 impl List {
@@ -31,6 +33,7 @@ impl List {
             List::Tools => 't',
             List::Meta => 'm',
             List::Catalogue => 'c',
+            List::Types => 'd',
         }
     }
 }

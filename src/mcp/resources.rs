@@ -1,5 +1,5 @@
 //! MCP resources: the guide, the catalogue overview, one manifest per tool (a template),
-//! and the run history; a URI outside the `NAME:` scheme is read from the catalogue's own
+//! the TypeScript declarations of code mode (`types.rs`) and the run history; a URI outside the `NAME:` scheme is read from the catalogue's own
 //! resources (`extras.rs`). A tool URI resolves its slug exactly or by unambiguous
 //! abbreviation; an unknown one is a protocol error naming the close matches. The
 //! catalogue overview comes in pages (`NAME://catalogue`, then each page's `next` URI).
@@ -33,6 +33,7 @@ pub(crate) fn list(name: &str) -> Vec<Resource> {
             .with_title("Every tool, without full schemas")
             .with_description("Slug, description, category, tags, parameter counts and the URI of each full manifest; in pages, each naming the next.")
             .with_mime_type("application/json"),
+        super::types::resource(name),
         Resource::new(format!("{name}://history"), "history")
             .with_title("What this MCP session has run")
             .with_description("The run index of this MCP session, newest first (the last 50).")
@@ -47,6 +48,7 @@ pub(crate) fn templates(name: &str) -> Vec<ResourceTemplate> {
             .with_title("One tool's full manifest")
             .with_description("Input and output JSON Schema, examples, and a ready-to-send call.")
             .with_mime_type("application/json"),
+        super::types::template(name),
     ]
 }
 
@@ -93,6 +95,12 @@ pub(crate) async fn read(
             Ok(text(pretty(
                 &json!({"scope": SCOPE, "process_started_at": process_started_at(), "session_started_at": h.session_started_at(), "runs": runs}),
             )))
+        }
+        _ if path.starts_with("types/") => {
+            let snapshot = current().await?;
+            let rest = percent_decode(&path["types/".len()..]);
+            let declared = super::types::read(gateway, &snapshot, name, &rest).await?;
+            Ok(ResourceContents::text(declared, uri).with_mime_type(super::types::MIME))
         }
         _ => {
             let Some(raw) = path.strip_prefix("tools/") else {

@@ -17,6 +17,7 @@ pub use crate::backends::envelope;
 pub use crate::backends::{Backend, Definition, Runtimes, Shape};
 pub use builtin::{Builtin, Builtins};
 
+use crate::backends::js::typings::{self, Resolves, Typed};
 use crate::catalogue::manifest::Json;
 use crate::catalogue::{Snapshot, Tool};
 use crate::error::Error;
@@ -105,6 +106,29 @@ impl Entry {
             }
             Entry::Builtin(b) => Some(b.definition.output_schema.clone()),
         }
+    }
+
+    /// Its TypeScript declaration as a function of a snippet's `tools` (code mode): a
+    /// method of `interface Tools`, typed from its schemas. `None` for a snippet tool,
+    /// which code cannot call.
+    pub fn typescript(&self) -> Option<String> {
+        let input = self.input_schema();
+        let (output, envelope) = match self {
+            Entry::Catalogue { tool, .. } => (tool.manifest.output_schema.as_ref().map(Json::value), true),
+            Entry::Upstream { tool, .. } => (tool.manifest.output_schema.as_ref().map(Json::value), false),
+            Entry::Builtin(b) if b.shape == Shape::Snippet => return None,
+            Entry::Builtin(b) => (Some(b.definition.output_schema.clone()), false),
+        };
+        let resolves = match envelope {
+            true => Resolves::Envelope(output.as_ref()),
+            false => Resolves::Own(output.as_ref()),
+        };
+        Some(typings::declaration(&Typed {
+            slug: self.name(),
+            description: self.description(),
+            input: &input,
+            resolves,
+        }))
     }
 
     /// What it does, in full.

@@ -10,12 +10,15 @@
 //! - `worker/`: the worker process (`toolgate __js-worker`) — its engine, host functions,
 //!   state, allocator and the scripts it runs;
 //! - `wire.rs` (and `output.rs`, the captured console): what passes between them — frames,
-//!   messages, the run's limits and the control pipe's stop messages.
+//!   messages, the run's limits and the control pipe's stop messages;
+//! - `typings.rs`: how a snippet's code sees the tools it may call (code mode's `tools`
+//!   global), as TypeScript declarations.
 
 mod family;
 pub mod output;
 mod server;
 pub(crate) mod tools;
+pub mod typings;
 mod wire;
 pub mod worker;
 

@@ -49,12 +49,13 @@ fn input(language: &str) -> Value {
 /// Both tools, described with `limits`.
 pub(crate) fn declare(limits: &Limits) -> Vec<Declared> {
     let js = format!(
-        "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers; fetch (http/https to public addresses only, {}, {} MiB bodies, no cookies) with Headers, Response, AbortController, TextEncoder and TextDecoder is available. Limits: {} MiB heap, {}, {} characters per output stream.",
+        "Runs a JavaScript snippet in a fresh, isolated QuickJS engine and returns its stdout, stderr, return value and any error. The snippet is the body of an async function, so top-level await and return work; import/export are not supported. There is no require, process, file system or timers; fetch (http/https to public addresses only, {}, {} MiB bodies, no cookies) with Headers, Response, AbortController, TextEncoder and TextDecoder is available. Limits: {} MiB heap, {}, {} characters per output stream. Code calls tools: await tools.<slug with - as _>(params), tools.call(slug, params) and tools.search(query) run as you would run them directly (checked, recorded; at most {} calls a run); the meta-tool's schema command gives each tool's TypeScript, the types/tools.d.ts resource them all.",
         seconds(limits.fetch_timeout),
         FETCH_BODY_BYTES / (1024 * 1024),
         limits.js_heap_bytes / (1024 * 1024),
         seconds(limits.js_wall_clock),
         grouped(limits.output_chars as u64),
+        limits.code_calls,
     );
     let ts = "Runs a TypeScript snippet exactly like run_javascript after erasing its types. Line and column numbers of your code stay exact in errors and stack traces; enum, namespace and constructor parameter properties generate code and may shift later lines. Syntax errors are reported on the lines you wrote.".to_owned();
     let tool = |name: &str, title: &str, description: String, language: &str, example: &str| {

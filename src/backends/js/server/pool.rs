@@ -448,6 +448,11 @@ impl Js {
                     drop((body, held));
                 }
                 Some((id, answer)) = calls.next(), if !calls.is_empty() => {
+                    // A run being stopped ends as its stop says: a call its stop
+                    // cancelled must not reach the script as a failure it could report.
+                    if stopped.is_some() {
+                        continue;
+                    }
                     let (reply, body) = match answer.and_then(|value| encoded(&value)) {
                         Ok(json) => (Ok(()), json),
                         Err(e) => (Err(Failure::tool(&e)), Vec::new()),
@@ -464,17 +469,19 @@ impl Js {
                     }
                 }
                 () = cancel.cancelled(), if stopped.is_none() => {
-                    inner.cancel();
                     stopped = Some(Stop::Cancelled);
                     grace = tokio::time::Instant::now() + JS_WORKER_STOP_GRACE;
-                    if !worker.stop(run, Stop::Cancelled) {
+                    let told = worker.stop(run, Stop::Cancelled);
+                    inner.cancel();
+                    if !told {
                         return self.lost(worker, stopped).await;
                     }
                 }
                 () = tokio::time::sleep_until(until.into()), if stopped.is_none() => {
-                    inner.cancel();
                     stopped = Some(Stop::Deadline);
-                    if !worker.stop(run, Stop::Deadline) {
+                    let told = worker.stop(run, Stop::Deadline);
+                    inner.cancel();
+                    if !told {
                         return self.lost(worker, stopped).await;
                     }
                 }
