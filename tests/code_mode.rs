@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use crate::access::new_key;
 use crate::http::{HttpGate, Session};
-use crate::interop::{node_modules, run, scrubbed};
-use crate::upstream::{Federated, py_server};
+use crate::interop::{assert_all_checks_passed, node_modules, run, scrubbed};
+use crate::upstream::{Federated, py_server, python, servers_file};
 use crate::util::{Gate, fixtures, structured, text, without_run_id};
 
 /// Runs `code` with `run_javascript` and returns its structured answer, asserting it
@@ -383,4 +383,48 @@ async fn every_callable_tool_is_declared_in_typescript_that_the_compiler_checks_
     let (ok, said) = tsc(dir.path(), &["tools.d.ts", "bad.ts"]).await;
     assert!(!ok && said.contains("nope"), "{said}");
     gate.stop().await;
+}
+
+/// The gateways the SDK scripts drive: one with the embedded catalogue, run_javascript,
+/// the upstream `py` and two keys (every scope; runtimes and search without run), and
+/// one admitting 4 anonymous runs a minute. Returns them with the two keys and what
+/// must outlive them.
+async fn sdk_gates() -> (HttpGate, HttpGate, String, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.json");
+    let full = new_key(&keys, "search,run,runtimes", "agent").await;
+    let coder = new_key(&keys, "runtimes,search", "coder").await;
+    let servers = servers_file(dir.path(), json!({"py": py_server(dir.path())}));
+    let gate = HttpGate::start(&[
+        ("TOOLGATE_RUNTIMES", "js"),
+        ("TOOLGATE_UPSTREAMS", &servers),
+        ("TOOLGATE_KEYS_FILE", keys.to_str().unwrap()),
+    ])
+    .await;
+    let limited = HttpGate::start(&[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_ANONYMOUS_PER_MINUTE", "4")]).await;
+    (gate, limited, full, coder, dir)
+}
+
+#[tokio::test]
+async fn the_python_sdk_drives_code_mode_with_scopes_and_rates_holding_inside_code() {
+    let (gate, limited, full, coder, _dir) = sdk_gates().await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/python_code_mode.py");
+    let work = tempfile::tempdir().unwrap();
+    let mut cmd = scrubbed(python(), work.path());
+    cmd.arg(script).args([&gate.url, &full, &coder, &limited.url]);
+    let (status, stdout, stderr) = run(cmd, "tests/interop/python_code_mode.py").await;
+    assert_all_checks_passed("the Python SDK code-mode script", status, &stdout, &stderr);
+}
+
+#[tokio::test]
+async fn the_typescript_sdk_drives_code_mode_with_scopes_and_rates_holding_inside_code() {
+    let (gate, limited, full, coder, _dir) = sdk_gates().await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/ts_code_mode.mjs");
+    let work = tempfile::tempdir().unwrap();
+    let mut cmd = scrubbed("node", work.path());
+    cmd.arg(script)
+        .arg(node_modules())
+        .args([&gate.url, &full, &coder, &limited.url]);
+    let (status, stdout, stderr) = run(cmd, "tests/interop/ts_code_mode.mjs").await;
+    assert_all_checks_passed("the TypeScript SDK code-mode script", status, &stdout, &stderr);
 }

@@ -70,7 +70,7 @@ pub async fn run(mut cmd: Command, what: &str) -> (ExitStatus, String, String) {
 
 /// Asserts a client script passed every check: exit 0, its closing "all checks passed"
 /// line, and not one FAIL line.
-fn assert_all_checks_passed(what: &str, status: ExitStatus, stdout: &str, stderr: &str) {
+pub fn assert_all_checks_passed(what: &str, status: ExitStatus, stdout: &str, stderr: &str) {
     let failed: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
     assert!(
         status.success() && failed.is_empty() && stdout.lines().any(|l| l == "ok: all checks passed"),
