@@ -159,6 +159,25 @@ async fn code_mode_bounds_the_calls_of_a_run_and_those_in_flight() {
         second.starts_with("RESOURCE_LIMIT") && second.contains("TOOLGATE_CODE_PARALLEL"),
         "{second}"
     );
+    // Params past what a direct call may send are refused in the worker, unsent.
+    let deep = r#"
+        let p = {input: "x"};
+        for (let i = 0; i < 100; i++) p = {input: "x", more: p};
+        const big = {input: "x".repeat(9 * 1024 * 1024)};
+        const codes = [];
+        for (const params of [p, big]) codes.push(await tools.call("base64-codec", params).then(() => "ran", (e) => e.code + " " + e.message));
+        return codes;
+    "#;
+    let s = snippet(&gate, deep).await;
+    let codes = s["result"].as_array().unwrap();
+    assert!(
+        codes[0].as_str().unwrap().contains("RESOURCE_LIMIT") && codes[0].as_str().unwrap().contains("64 levels"),
+        "{codes:?}"
+    );
+    assert!(
+        codes[1].as_str().unwrap().contains("RESOURCE_LIMIT") && codes[1].as_str().unwrap().contains("8388608 bytes"),
+        "{codes:?}"
+    );
     gate.stop().await;
 }
 

@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 use crate::backchannel::{Ask, Note};
 use crate::backends::js::wire::Answer;
 use crate::backends::js::wire::{Failure, Request, ToolsAsk};
-use crate::limits::{CLIENT_NOTE_BYTES, JS_TIMER_MAX};
+use crate::limits::{CLIENT_NOTE_BYTES, JS_TIMER_MAX, STDIO_LINE_BYTES};
 
 /// A request's answer, on its way.
 pub(super) type Pending = Pin<Box<dyn Future<Output = Result<Answer, Failure>> + Send>>;
@@ -154,9 +154,10 @@ pub(super) fn host<'js>(ctx: &Ctx<'js>, port: Arc<dyn Port>) -> rquickjs::Result
     let call = Function::new(
         ctx.clone(),
         Async(move |ctx: Ctx<'js>, name: String, function: bool, json: String| {
-            let pending = match serde_json::from_str::<serde_json::Value>(&json) {
-                Ok(params) => Ok(caller.tools(ToolsAsk::Call { name, function, params })),
-                Err(e) => Err(Failure::type_error(format!("tools: the params are not JSON: {e}"))),
+            let pending = match bounded(&json).map(|()| serde_json::from_str::<serde_json::Value>(&json)) {
+                Ok(Ok(params)) => Ok(caller.tools(ToolsAsk::Call { name, function, params })),
+                Ok(Err(e)) => Err(Failure::type_error(format!("tools: the params are not JSON: {e}"))),
+                Err(f) => Err(f),
             };
             async move {
                 let outcome = match pending {
@@ -200,6 +201,22 @@ fn asked<'js>(ctx: &Ctx<'js>, outcome: Result<serde_json::Value, Failure>) -> rq
         Err(f) => object.set("error", failure(ctx, f)?)?,
     }
     Ok(object)
+}
+
+/// `Ok` when a call's params (JSON text) are within what a direct call may send — its
+/// size ([`STDIO_LINE_BYTES`]), depth and count of values ([`crate::message::scan`]) —
+/// so code cannot hand the server more to parse than a client could.
+fn bounded(json: &str) -> Result<(), Failure> {
+    let refused = |what: String, limit: String| Failure::tool(&crate::error::Error::ResourceLimit { what, limit });
+    if json.len() > STDIO_LINE_BYTES {
+        return Err(refused(
+            format!("The call's params ({} bytes of JSON)", json.len()),
+            format!("{STDIO_LINE_BYTES} bytes, as a direct call's message"),
+        ));
+    }
+    crate::message::scan(json.as_bytes())
+        .map(|_| ())
+        .map_err(|e| refused("The call's params".to_owned(), e.to_string()))
 }
 
 /// The object `client.js` turns into a `tools` request's value or a thrown error.
