@@ -447,3 +447,41 @@ async fn the_typescript_sdk_drives_code_mode_with_scopes_and_rates_holding_insid
     let (status, stdout, stderr) = run(cmd, "tests/interop/ts_code_mode.mjs").await;
     assert_all_checks_passed("the TypeScript SDK code-mode script", status, &stdout, &stderr);
 }
+
+#[tokio::test]
+async fn progress_of_a_call_made_from_code_reaches_the_client_of_the_snippet() {
+    // An upstream tool called from code reports 20 ticks; the client that ran the
+    // snippet with a progress token gets them under its own token, before the answer.
+    let state = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = servers_file(dir.path(), json!({"py": py_server(state.path())}));
+    let call = json!({"method": "tools/call", "params": {
+        "name": "run_javascript",
+        "arguments": {"code": "return await tools.py__ticks({count: 20});"},
+        "_meta": {"progressToken": "snippet"}
+    }});
+    let env = [("TOOLGATE_UPSTREAMS", file.as_str()), ("TOOLGATE_RUNTIMES", "js")];
+    let (lines, stderr) = crate::util::raw_exchange(&env, &[call]).await;
+    let answer = lines
+        .iter()
+        .position(|l| l["id"] == 1)
+        .unwrap_or_else(|| panic!("{lines:?}\n{stderr}"));
+    assert_eq!(
+        lines[answer]["result"]["structuredContent"]["success"], true,
+        "{}",
+        lines[answer]
+    );
+    let ticks: Vec<f64> = lines[..answer]
+        .iter()
+        .filter(|l| l["method"] == "notifications/progress")
+        .map(|l| {
+            assert_eq!(l["params"]["progressToken"], "snippet", "{l}");
+            l["params"]["progress"].as_f64().unwrap()
+        })
+        .collect();
+    let expected: Vec<f64> = (1..=20).map(f64::from).collect();
+    assert_eq!(
+        ticks, expected,
+        "every tick of the inner call, in order, before the answer"
+    );
+}
