@@ -485,3 +485,25 @@ async fn progress_of_a_call_made_from_code_reaches_the_client_of_the_snippet() {
         "every tick of the inner call, in order, before the answer"
     );
 }
+
+#[tokio::test]
+async fn two_snippets_of_one_principal_calling_javascript_tools_both_finish() {
+    // One principal holds at most half of the 4 JavaScript places: its two snippets take
+    // both, and their calls of a JavaScript tool must still find places of their own.
+    let gate = HttpGate::start(&[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_JS_TIMEOUT_MS", "20000")]).await;
+    let code = r#"
+        await new Promise((done) => setTimeout(done, 300));
+        const r = await tools.base64_codec({input: "both"});
+        return r.result.output;
+    "#;
+    let mut first = Session::open(&gate.url).await;
+    let mut second = Session::open(&gate.url).await;
+    let args = json!({ "code": code });
+    let (a, b) = tokio::join!(
+        first.call("run_javascript", args.clone()),
+        second.call("run_javascript", args.clone())
+    );
+    for s in [&a, &b] {
+        assert_eq!(s["result"], "Ym90aA==", "{s}");
+    }
+}

@@ -132,11 +132,15 @@ impl Caller {
 
     /// Whom the call at hand takes the shared JavaScript places for: its principal over
     /// HTTP (so one principal cannot hold them all), no one over stdio (a server with one
-    /// client shares them with nobody).
+    /// client shares them with nobody). A call a snippet's code makes takes them as a
+    /// party of its own beside the snippet's: two snippets holding their principal's
+    /// share would otherwise leave their own calls waiting for it until their deadlines.
     pub fn party(&self) -> Party {
-        match &self.principal {
-            Some(p) => Party::named(p.share()),
-            None => Party::alone(),
+        match (&self.principal, &self.parent) {
+            (Some(p), None) => Party::named(p.share()),
+            (None, None) => Party::alone(),
+            (Some(p), Some(_)) => Party::named(format!("{} code", p.share())),
+            (None, Some(_)) => Party::named("code"),
         }
     }
 
