@@ -6,8 +6,8 @@
 //!    calls: round trips, bytes the client receives (what lands in a model's context) and
 //!    wall time, p50 over interleaved repetitions.
 //! 2. The cost an inner call adds over the same call made directly: the direct call's
-//!    round trip against the per-call time of 50 calls in one snippet (less an empty
-//!    snippet's time, divided by 50), p50 of each.
+//!    round trip (p50) against the per-call time of 50 calls in one snippet: the p50 of
+//!    such snippets less the p50 of an empty one, divided by 50.
 //! 3. Inner calls per second from one snippet, 8 in flight at once.
 //!
 //! `TOOLGATE_CODE_BENCH_ROUNDS` repetitions (default 30); `TOOLGATE_BENCH_BIN` the binary.
@@ -127,7 +127,7 @@ fn main() {
         let many = format!(
             "for (let i = 0; i < {CALLS}; i++) await tools.base64_codec({{input: \"x\" + i}}); return 1;"
         );
-        let (mut one_direct, mut per_inner) = (Vec::new(), Vec::new());
+        let (mut one_direct, mut empty, mut full) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
             for i in 0..CALLS {
                 let start = Instant::now();
@@ -136,13 +136,13 @@ fn main() {
             }
             let start = Instant::now();
             let _ = call(&client, "run_javascript", json!({"code": "return 1;"})).await;
-            let empty = start.elapsed();
+            empty.push(start.elapsed());
             let start = Instant::now();
             let _ = call(&client, "run_javascript", json!({ "code": many })).await;
-            let all = start.elapsed();
-            per_inner.push(all.saturating_sub(empty) / CALLS as u32);
+            full.push(start.elapsed());
         }
-        let (direct_p50, inner_p50) = (p50(&mut one_direct), p50(&mut per_inner));
+        let direct_p50 = p50(&mut one_direct);
+        let inner_p50 = (p50(&mut full) - p50(&mut empty)) / CALLS as f64;
         println!("\nbase64-codec, one call ({} direct, {rounds} snippets of {CALLS}):", one_direct.len());
         println!("| way | p50 per call |");
         println!("|---|---|");
