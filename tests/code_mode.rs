@@ -208,6 +208,10 @@ async fn a_snippet_deadline_ends_its_inner_calls_and_a_catalogue_tool_has_no_too
     .await;
     let s = snippet(&gate, "return await tools.probe({});").await;
     assert_eq!(s["result"]["result"], json!({"tools": "undefined"}), "{s}");
+    // run_typescript has the same global, its types erased.
+    let typed = "interface Probe { tools: string }\nconst r: { result: Probe } = await tools.probe({});\nreturn r.result.tools;";
+    let r = gate.call("run_typescript", json!({ "code": typed })).await;
+    assert_eq!(structured(&r)["result"], "undefined", "{}", text(&r));
 
     let r = gate
         .call("run_javascript", json!({"code": "return await tools.spin({});"}))
