@@ -49,7 +49,7 @@ fn main() -> ExitCode {
     let (cli, flags) = Cli::parse_with_flags();
     // shell and demo report their connection's failures themselves, in one sentence.
     let is_client = matches!(cli.command, Some(Command::Shell { .. } | Command::Demo { .. }));
-    init_logging(cli.debug, &cli.log_format, is_client);
+    let exporting = init_logging(cli.debug, &cli.log_format, is_client);
     if cli.version {
         println!("toolgate {}", env!("CARGO_PKG_VERSION"));
         let layers = toolgate::sandbox::Sandbox::get().layers();
@@ -65,6 +65,10 @@ fn main() -> ExitCode {
     // A JavaScript run still on its blocking thread (the client left mid-call) must not
     // hold the process until its deadline: exit after a short grace.
     runtime.shutdown_timeout(limits::SHUTDOWN_GRACE);
+    // The spans of the last requests leave before the process does.
+    if let Some(exporting) = exporting {
+        exporting.shutdown();
+    }
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => fail(&message),
@@ -461,22 +465,41 @@ fn gateway(
 /// access log by default, debug with `--debug`/`TOOLGATE_DEBUG`, anything with
 /// `RUST_LOG`; one JSON object a line with `TOOLGATE_LOG_FORMAT=json`. A client command
 /// (`is_client`: shell, demo) leaves rmcp's own errors out: it reports them itself.
-fn init_logging(debug: bool, format: &str, is_client: bool) {
-    use tracing_subscriber::EnvFilter;
+/// With an OTLP endpoint set (`toolgate::telemetry`), toolgate's spans are also exported;
+/// the exporter is returned, to be flushed at exit.
+fn init_logging(debug: bool, format: &str, is_client: bool) -> Option<toolgate::telemetry::Exporting> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Layer};
     let default = match (debug, is_client) {
         (true, _) => "toolgate=debug,toolgate_access=info,rmcp=info",
         (false, false) => "toolgate=warn,toolgate_access=info,rmcp=error",
         (false, true) => "toolgate=warn,rmcp=off",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false);
-    match format {
-        "json" => builder.json().init(),
-        _ => builder.init(),
+    let fmt = match format {
+        "json" => fmt.json().with_filter(filter).boxed(),
+        _ => fmt.with_filter(filter).boxed(),
+    };
+    let (otel, exporting, refused) = match toolgate::telemetry::start() {
+        Ok(Some((layer, exporting))) => {
+            // Spans of toolgate's own, at info or above, whatever the log filter says.
+            let spans = tracing_subscriber::filter::filter_fn(|meta| {
+                meta.is_span() && meta.target().starts_with("toolgate") && *meta.level() <= tracing::Level::INFO
+            });
+            (Some(layer.with_filter(spans)), Some(exporting), None)
+        }
+        Ok(None) => (None, None, None),
+        Err(e) => (None, None, Some(e)),
+    };
+    tracing_subscriber::registry().with(fmt).with(otel).init();
+    if let Some(e) = refused {
+        tracing::warn!("{e}; traces are not exported");
     }
+    exporting
 }
 
 #[cfg(test)]

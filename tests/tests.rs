@@ -51,6 +51,7 @@ mod settings_reference;
 mod shell;
 mod source_naming;
 mod stdout_purity;
+mod telemetry;
 mod terminal;
 mod tool_client;
 mod upstream;

@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::Advertise;
 use super::batch::Progress;
@@ -355,6 +356,51 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // One span a call, named and attributed as OpenTelemetry's MCP and GenAI
+        // conventions have it, whose parent is the client's trace context when it sent one.
+        let span = tracing::info_span!(
+            target: "toolgate::mcp",
+            "tools/call",
+            otel.name = %format!("tools/call {}", request.name),
+            otel.kind = "server",
+            mcp.method.name = "tools/call",
+            mcp.session.id = tracing::field::Empty,
+            jsonrpc.request.id = %context.id,
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %request.name,
+            error.type = tracing::field::Empty,
+        );
+        let (carrier, session) = trace_context(&context, request.meta.as_ref());
+        crate::telemetry::parent(&span, &carrier);
+        if let Some(session) = session {
+            span.record("mcp.session.id", session);
+        }
+        let answer = self.call_tool_in_span(request, context).instrument(span.clone()).await;
+        let code = match &answer {
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => r
+                .structured_content
+                .as_ref()
+                .and_then(|s| s.get("code"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .or_else(|| Some("tool_error".to_owned())),
+            Ok(_) => None,
+            Err(e) => Some(e.code.0.to_string()),
+        };
+        if let Some(code) = code {
+            span.record("error.type", code);
+        }
+        answer
+    }
+}
+
+impl Handler {
+    /// [`ServerHandler::call_tool`] inside its span.
+    async fn call_tool_in_span(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let token = context
             .meta
             .get_progress_token()
@@ -428,6 +474,37 @@ impl ServerHandler for Handler {
         self.watch.subscriptions().ran(&self.gateway, &context.peer).await;
         Ok(direct_result(&run).into())
     }
+}
+
+/// The W3C trace context a call carries — `traceparent` and `tracestate` in its `_meta`
+/// (MCP's convention) or, over HTTP, in its headers (`_meta` first) — and its HTTP
+/// session id.
+fn trace_context(
+    context: &RequestContext<RoleServer>,
+    meta: Option<&rmcp::model::RequestMetaObject>,
+) -> (std::collections::HashMap<String, String>, Option<String>) {
+    let mut carrier = std::collections::HashMap::new();
+    let parts = context.extensions.get::<axum::http::request::Parts>();
+    for key in ["traceparent", "tracestate"] {
+        let from_meta = [Some(&context.meta), meta]
+            .into_iter()
+            .flatten()
+            .find_map(|m| m.get(key).and_then(Value::as_str).map(str::to_owned));
+        let from_headers = || {
+            parts
+                .and_then(|p| p.headers.get(key))
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        if let Some(value) = from_meta.or_else(from_headers) {
+            carrier.insert(key.to_owned(), value);
+        }
+    }
+    let session = parts
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (carrier, session)
 }
 
 /// The principal the access layer admitted this request as, when it came over HTTP (rmcp

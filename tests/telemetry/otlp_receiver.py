@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""An OTLP/HTTP trace receiver for tests: decodes each POST /v1/traces body with the
+official OpenTelemetry protobuf definitions (opentelemetry-proto) and prints one JSON line
+per span on stdout: trace_id, span_id, parent_span_id, name, kind and attributes (strings,
+ints, bools, doubles), plus the resource's service.name.
+
+Usage: python3 otlp_receiver.py    (prints "listening PORT" first; answers 200 to each
+export; ends when stdin closes)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+lock = threading.Lock()
+
+
+def value_of(any_value):
+    kind = any_value.WhichOneof("value")
+    return getattr(any_value, kind) if kind else None
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):  # noqa: N802 - the http.server API
+        length = int(self.headers.get("content-length", "0"))
+        body = self.rfile.read(length)
+        request = trace_service_pb2.ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        for resource_spans in request.resource_spans:
+            resource = {a.key: value_of(a.value) for a in resource_spans.resource.attributes}
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    line = {
+                        "service": resource.get("service.name"),
+                        "trace_id": span.trace_id.hex(),
+                        "span_id": span.span_id.hex(),
+                        "parent_span_id": span.parent_span_id.hex(),
+                        "name": span.name,
+                        "kind": span.kind,
+                        "attributes": {a.key: value_of(a.value) for a in span.attributes},
+                    }
+                    with lock:
+                        print(json.dumps(line), flush=True)
+        answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args):  # quiet: stdout is the spans
+        pass
+
+
+def main() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(f"listening {server.server_address[1]}", flush=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sys.stdin.read()
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
