@@ -172,10 +172,23 @@ async fn both_servers_answer_health_and_readiness_probes() {
     let gate = crate::http::HttpGate::start(&[]).await;
     let http = reqwest::Client::new();
     for base in [server.host.clone(), gate.url.trim_end_matches("/mcp").to_owned()] {
-        for probe in ["/healthz", "/readyz"] {
-            let answer = http.get(format!("{base}{probe}")).send().await.unwrap();
-            assert_eq!(answer.status(), 200, "{base}{probe}");
-        }
+        let answer = http.get(format!("{base}/healthz")).send().await.unwrap();
+        assert_eq!(answer.status(), 200, "{base}/healthz");
+        // Ready once the catalogue is loaded, which on a loaded machine may come after
+        // the server listens: asked again until it is (bounded).
+        let ready = async {
+            loop {
+                let answer = http.get(format!("{base}/readyz")).send().await.unwrap();
+                if answer.status() == 200 {
+                    break;
+                }
+                assert_eq!(answer.status(), 503, "{base}/readyz: {answer:?}");
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), ready)
+            .await
+            .unwrap_or_else(|_| panic!("{base}/readyz never answered 200"));
     }
 }
 

@@ -112,16 +112,18 @@ pub trait Tools: Send + Sync + fmt::Debug {
     /// Calls the tool `name` — a slug or, when `function` is true, a function name (the
     /// slug with `-` as `_`) — with `params`, unless `cancel` fires first; its structured
     /// body on success.
+    /// What limits the calls of a run is counted when this is called, not when the
+    /// future is first polled, so calls count in the order they were made.
     fn call<'a>(
         &'a self,
-        name: &'a str,
+        name: String,
         function: bool,
         params: Value,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Value, Error>>;
 
     /// The ranked list the meta-tool's `search` gives for `query`, at most `limit` long.
-    fn search<'a>(&'a self, query: &'a str, limit: Option<usize>) -> BoxFuture<'a, Result<Value, Error>>;
+    fn search<'a>(&'a self, query: String, limit: Option<usize>) -> BoxFuture<'a, Result<Value, Error>>;
 }
 
 /// Console or process output captured during a run (empty when there was none).

@@ -136,14 +136,17 @@ impl Drop for Slot<'_> {
 impl Tools for Inner<'_> {
     fn call<'a>(
         &'a self,
-        name: &'a str,
+        name: String,
         function: bool,
         params: Value,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Value, Error>> {
+        // Counted as the request arrives, so which call finds the others in flight
+        // follows the order the code made them.
+        let slot = self.slot();
         Box::pin(async move {
-            let _slot = self.slot()?;
-            let entry = self.resolve(name, function).await?;
+            let _slot = slot?;
+            let entry = self.resolve(&name, function).await?;
             if entry.shape() == Shape::Snippet {
                 return Err(Error::BadRequest(format!(
                     "{} cannot be called from code: a snippet calls tools, not other snippets",
@@ -159,9 +162,10 @@ impl Tools for Inner<'_> {
         })
     }
 
-    fn search<'a>(&'a self, query: &'a str, limit: Option<usize>) -> BoxFuture<'a, Result<Value, Error>> {
+    fn search<'a>(&'a self, query: String, limit: Option<usize>) -> BoxFuture<'a, Result<Value, Error>> {
+        let slot = self.slot();
         Box::pin(async move {
-            let _slot = self.slot()?;
+            let _slot = slot?;
             self.caller.may(Scope::Search)?;
             let limit = limit.unwrap_or(SEARCH_LIMIT_DEFAULT);
             if !SEARCH_LIMIT_RANGE.contains(&(limit as u64)) {
@@ -172,7 +176,7 @@ impl Tools for Inner<'_> {
                 )));
             }
             let snapshot = self.gateway.snapshot().await?;
-            let found = self.gateway.search(&snapshot, query, limit).await?;
+            let found = self.gateway.search(&snapshot, &query, limit).await?;
             Ok(Value::Array(found.results()))
         })
     }

@@ -417,7 +417,10 @@ impl Js {
                         }
                     }
                     Some((FromWorker::Tools { run: r, id, ask }, _)) if r == run && stopped.is_none() => match tools {
-                        Some(tools) => calls.push(Box::pin(async move { (id, ask_tools(tools, ask, inner).await) })),
+                        Some(tools) => {
+                            let asked = ask_tools(tools, ask, inner);
+                            calls.push(Box::pin(async move { (id, asked.await) }));
+                        }
                         None => {
                             let why = "tools: only run_javascript and run_typescript snippets call tools".to_owned();
                             let reply = Err(Failure::type_error(why));
@@ -562,11 +565,16 @@ impl Js {
 type Calls<'t> = FuturesUnordered<BoxFuture<'t, (u32, Result<serde_json::Value, Error>)>>;
 
 /// One request of a snippet's `tools` global, made through `tools` unless `cancel`
-/// (the run's end) fires first.
-async fn ask_tools(tools: &dyn Tools, ask: ToolsAsk, cancel: &CancellationToken) -> Result<serde_json::Value, Error> {
+/// (the run's end) fires first. Asked now (so its place among the calls in flight is
+/// taken in the order the code made them), answered when awaited.
+fn ask_tools<'t>(
+    tools: &'t dyn Tools,
+    ask: ToolsAsk,
+    cancel: &'t CancellationToken,
+) -> BoxFuture<'t, Result<serde_json::Value, Error>> {
     match ask {
-        ToolsAsk::Call { name, function, params } => tools.call(&name, function, params, cancel).await,
-        ToolsAsk::Search { query, limit } => tools.search(&query, limit).await,
+        ToolsAsk::Call { name, function, params } => tools.call(name, function, params, cancel),
+        ToolsAsk::Search { query, limit } => tools.search(query, limit),
     }
 }
 
