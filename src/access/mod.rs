@@ -45,6 +45,7 @@ use tracing::Instrument;
 
 use crate::api::ErrorBody;
 use crate::limits::KEYS_POLL;
+use crate::shared::Shared;
 pub use keys::{Key, Keys, Scope};
 use oauth::resource::{self, Challenge};
 use oauth::{OAuth, PRINCIPAL_PREFIX, Rejection};
@@ -94,6 +95,7 @@ struct Inner {
     allow_anonymous: bool,
     limiter: Arc<Limiter>,
     oauth: Option<OAuth>,
+    shared: Option<Shared>,
 }
 
 /// Why a request's credentials were refused.
@@ -119,12 +121,13 @@ pub struct Exposed {
 impl Access {
     /// Reads the keys file at `file`, when one is named; `allow_anonymous` admits callers
     /// without a key; bearer JWTs are checked by `oauth` when given; every principal is
-    /// held to `rates`.
+    /// held to `rates`, across the fleet when `shared` names its Redis.
     pub fn open(
         file: Option<&Path>,
         allow_anonymous: bool,
         rates: Rates,
         oauth: Option<OAuth>,
+        shared: Option<Shared>,
     ) -> Result<Access, String> {
         let keys = match file {
             Some(path) => Keys::read(path).map_err(|e| e.to_string())?,
@@ -137,6 +140,7 @@ impl Access {
                 allow_anonymous,
                 limiter: Arc::new(Limiter::new(rates)),
                 oauth,
+                shared,
             }),
         })
     }
@@ -144,6 +148,11 @@ impl Access {
     /// The buckets and run places of this server: the gateway admits runs through it.
     pub fn limiter(&self) -> Arc<Limiter> {
         self.inner.limiter.clone()
+    }
+
+    /// The fleet's Redis, when this server is one replica of several (`TOOLGATE_REDIS`).
+    pub fn shared(&self) -> Option<&Shared> {
+        self.inner.shared.as_ref()
     }
 
     /// Returns true if and only if callers are authenticated (a keys file or OAuth is in
@@ -471,7 +480,7 @@ mod tests {
         for listen in ["0.0.0.0:8080", "[::]:1", "10.0.0.1:80", "example.com:80"] {
             assert!(!is_loopback(listen), "{listen}");
         }
-        let open = Access::open(None, false, Rates::default(), None).unwrap();
+        let open = Access::open(None, false, Rates::default(), None, None).unwrap();
         assert!(open.check_exposure("127.0.0.1:1").is_ok());
         let refused = open.check_exposure("0.0.0.0:1").unwrap_err().to_string();
         assert!(
@@ -479,7 +488,7 @@ mod tests {
             "{refused}"
         );
         assert!(
-            Access::open(None, true, Rates::default(), None)
+            Access::open(None, true, Rates::default(), None, None)
                 .unwrap()
                 .check_exposure("0.0.0.0:1")
                 .is_ok()
@@ -491,7 +500,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("keys.json");
         let first = keys::append(&path, vec![Scope::Run], Some("a".into())).unwrap();
-        let access = Access::open(Some(&path), false, Rates::default(), None).unwrap();
+        let access = Access::open(Some(&path), false, Rates::default(), None, None).unwrap();
         let lookup = async |key: &str| {
             let request = Request::builder()
                 .header(header::AUTHORIZATION, format!("Bearer {key}"))

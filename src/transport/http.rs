@@ -153,7 +153,7 @@ pub async fn serve(
     shutdown: impl Future<Output = &'static str> + Send + 'static,
 ) -> Result<(), Unbound> {
     let gateway = handler.gateway();
-    let probes = probes::router(gateway.clone());
+    let probes = probes::router(gateway.clone(), access.shared().cloned());
     tokio::spawn(async move { gateway.prepare().await });
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
