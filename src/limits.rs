@@ -221,6 +221,16 @@ pub const REDIS_IN_FLIGHT: usize = 512;
 /// current and to say on stderr when Redis is lost and when it is back.
 pub const REDIS_WATCH_EVERY: Duration = Duration::from_secs(1);
 
+/// With `TOOLGATE_REDIS`: how long a run's place among its principal's runs at once
+/// (a lease in Redis) lives unless renewed. A held place is renewed every third of it;
+/// a replica that dies mid-run frees its places within it.
+pub const REDIS_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// With `TOOLGATE_REDIS`: the longest pause between two tries of a run waiting for a
+/// place that another replica's run holds (the pauses double from 5 ms up to it); a place
+/// given back on the same replica wakes its waiters at once.
+pub const REDIS_PLACE_POLL_MAX: Duration = Duration::from_millis(200);
+
 /// The prefix of every Redis key a fleet writes (`TOOLGATE_REDIS_PREFIX`), so several
 /// fleets (or other programs) can share one Redis.
 pub const REDIS_PREFIX: &str = "toolgate:";

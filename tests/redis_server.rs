@@ -1,6 +1,7 @@
 //! A real `redis-server` of a test's own, on a free 127.0.0.1 port, that the test may
 //! stop and start again on the same port; killed when dropped. Keeps nothing on disk.
-//! Each test keeps its keys under a prefix of its own ([`prefix`]), never flushing.
+//! Tests that need no outage use the machine's Redis ([`MACHINE`]). Each test keeps its
+//! keys under a prefix of its own ([`prefix`]), never flushing.
 
 use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
+
+/// The Redis this machine (and CI) runs.
+pub const MACHINE: &str = "redis://127.0.0.1:6379/0";
 
 /// A key prefix no other test (nor another run of this one) uses, so tests sharing the
 /// machine's Redis never see each other's keys.

@@ -15,6 +15,7 @@ mod demo;
 mod execution_modes;
 mod fetch_policy;
 mod fleet;
+mod fleet_rates;
 mod history;
 mod hostile_folders;
 mod hostile_history;

@@ -14,7 +14,9 @@
 //! schema). Probes and `/api/health` are open; `/metrics` needs `admin`.
 //!
 //! Every admitted request then draws from its principal's request bucket (`rate.rs`);
-//! past it the answer is 429 with `Retry-After`. Runs draw from their own bucket in the
+//! past it the answer is 429 with `Retry-After`. A replica of a fleet whose Redis cannot
+//! say answers 503 `SHARED_STATE_UNAVAILABLE` with `Retry-After: 1` (`/metrics` is
+//! served all the same). Runs draw from their own bucket in the
 //! gateway, through the same [`Limiter`].
 //!
 //! The keys file is read again when it changes (checked every [`KEYS_POLL`]) or on
@@ -138,7 +140,10 @@ impl Access {
                 file: file.map(Path::to_path_buf),
                 keys: RwLock::new(Arc::new(keys)),
                 allow_anonymous,
-                limiter: Arc::new(Limiter::new(rates)),
+                limiter: Arc::new(match &shared {
+                    Some(shared) => Limiter::shared(rates, shared.clone()),
+                    None => Limiter::new(rates),
+                }),
                 oauth,
                 shared,
             }),
@@ -375,7 +380,18 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
         let challenge = challenge(Challenge::Scope(scope));
         return refuse(StatusCode::FORBIDDEN, "FORBIDDEN", &message, challenge);
     }
-    if let Err(wait) = access.inner.limiter.request(&principal) {
+    let admitted = match access.inner.limiter.request(&principal).await {
+        Ok(()) => Ok(()),
+        Err(rate::Refused::Wait(wait)) => Err(wait),
+        // `/metrics` is read while Redis is down too: it is how an operator sees it is.
+        Err(rate::Refused::Unavailable(_)) if matches!(need, Need::Admin) => Ok(()),
+        Err(rate::Refused::Unavailable(e)) => {
+            let mut answer = refuse(StatusCode::SERVICE_UNAVAILABLE, e.code(), &e.to_string(), None);
+            answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(1));
+            return answer;
+        }
+    };
+    if let Err(wait) = admitted {
         crate::metrics::get().rate_limited("requests");
         let message = format!(
             "\"{}\" may make {} a minute and has used them; retry after {} s",
@@ -435,7 +451,7 @@ fn refuse(status: StatusCode, code: &str, message: &str, challenge: Option<Heade
         success: false,
         error: message.to_owned(),
         code: code.to_owned(),
-        retryable: status == StatusCode::TOO_MANY_REQUESTS,
+        retryable: status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE,
         candidates: Vec::new(),
         runtime: None,
     };

@@ -263,7 +263,7 @@ impl Gateway {
     /// records the run (whatever its end, a refusal or a validation failure included) in
     /// the caller's history.
     pub async fn call(&self, caller: &Caller, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
-        let ticket = self.admit(caller, entry);
+        let ticket = self.admit(caller, entry).await;
         self.call_admitted(caller, entry, params, ticket, cancel).await
     }
 
@@ -272,15 +272,17 @@ impl Gateway {
     /// its principal's bucket. Cheap whatever the call carries, so a caller past its
     /// rate or scope costs the server next to nothing. The place among the principal's
     /// runs at once is waited for later, in [`Gateway::call_admitted`].
-    pub fn admit(&self, caller: &Caller, entry: &Entry) -> Result<Ticket, Error> {
+    pub async fn admit(&self, caller: &Caller, entry: &Entry) -> Result<Ticket, Error> {
         let scope = match entry {
             Entry::Builtin(_) => Scope::Runtimes,
             Entry::Catalogue { .. } | Entry::Upstream { .. } => Scope::Run,
         };
         caller.may(scope)?;
         if let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) {
-            limiter.take(principal).inspect_err(|_| {
-                crate::metrics::get().rate_limited("runs");
+            limiter.take(principal).await.inspect_err(|e| {
+                if e.code() == "RATE_LIMITED" {
+                    crate::metrics::get().rate_limited("runs");
+                }
             })?;
         }
         Ok(Ticket(()))
@@ -417,8 +419,10 @@ impl Gateway {
             return Ok(None);
         };
         tokio::select! {
-            placed = limiter.place(principal) => placed.map(Some).inspect_err(|_| {
-                crate::metrics::get().rate_limited("runs");
+            placed = limiter.place(principal) => placed.map(Some).inspect_err(|e| {
+                if e.code() == "RATE_LIMITED" {
+                    crate::metrics::get().rate_limited("runs");
+                }
             }),
             () = cancel.cancelled() => Err(Error::Cancelled),
         }

@@ -162,7 +162,7 @@ async fn run(
     .with_request(request.map(|Extension(id)| id.0));
     // The principal's run rate is checked before the body is parsed, so a principal past
     // it costs no parsing, whatever it sends.
-    let ticket = match gw.admit(&caller, &entry) {
+    let ticket = match gw.admit(&caller, &entry).await {
         Ok(ticket) => ticket,
         Err(e) => {
             gw.refuse(&caller, &entry, e.clone(), body.len());

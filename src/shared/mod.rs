@@ -1,5 +1,6 @@
 //! The state the replicas of one fleet share, in Redis (`TOOLGATE_REDIS`), so that any
-//! replica can serve any request.
+//! replica can serve any request: the per-principal rate limits and runs at once
+//! (`rate.rs`).
 //!
 //! Without the setting nothing here is built and no Redis code runs: one process keeps
 //! its state in memory, as it always has. With it, [`Shared`] is one multiplexed
@@ -19,6 +20,7 @@
 //! A leaf over the ground floor: it knows no principal, session or HTTP type; callers
 //! name their keys and it prefixes them ([`Shared::key`]).
 
+pub mod rate;
 pub mod settings;
 
 use std::sync::atomic::{AtomicU8, Ordering};
