@@ -13,7 +13,7 @@ use crate::redis_server::{MACHINE, RedisServer, eventually, prefix};
 use crate::util::{CatalogueServer, fixtures};
 
 /// `n` `catalogue serve` replicas of the fixture catalogue sharing `redis` under `prefix`.
-async fn replicas(n: usize, redis: &str, prefix: &str, env: &[(&str, &str)]) -> Vec<CatalogueServer> {
+pub async fn replicas(n: usize, redis: &str, prefix: &str, env: &[(&str, &str)]) -> Vec<CatalogueServer> {
     let mut all = Vec::new();
     for _ in 0..n {
         let mut env = env.to_vec();
