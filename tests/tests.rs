@@ -16,6 +16,7 @@ mod execution_modes;
 mod fetch_policy;
 mod fleet;
 mod fleet_balanced;
+mod fleet_history;
 mod fleet_rates;
 mod history;
 mod hostile_folders;

@@ -326,7 +326,12 @@ impl Gateway {
         (ticket, placing): (Result<Ticket, Error>, Placing),
         cancel: &CancellationToken,
     ) -> Run {
-        let id = caller.history().next_id();
+        // A fleet's session numbers its runs in Redis; when it cannot, the run is refused
+        // (and recorded here under a number of this replica's).
+        let (id, ticket) = match caller.history().number().await {
+            Ok(id) => (id, ticket),
+            Err(e) => (caller.history().next_id(), ticket.and(Err(e))),
+        };
         // Every line logged while the run goes names it, its tool and its principal (the
         // key's id, never the key; none over stdio). At warn level, so the default filter
         // (warnings) keeps the span on the lines it lets through.
@@ -404,7 +409,7 @@ impl Gateway {
         } else {
             Sent::Refused(Size::Of(&params))
         };
-        record(caller, entry, &run, started, input);
+        keep(caller, entry, &run, started, input).await;
         release(params);
         run
     }
@@ -523,18 +528,44 @@ fn release(params: Value) {
     }
 }
 
-/// Stores a finished run of `entry` in its caller's history, and counts it in the
-/// metrics by family and outcome.
+/// Stores a finished run of `entry` in its caller's history (this process's only: a
+/// refusal of the catalogue API, whose caller lives for one request), and counts it in
+/// the metrics by family and outcome.
 fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: Sent<'_>) {
     let recorded = run.recorded();
+    caller
+        .history()
+        .record(finished(caller, run, started, input, &recorded));
+    count(entry, run);
+}
+
+/// [`record`] for a run of a session, which a fleet's replica keeps in Redis too before
+/// the run's answer goes out.
+async fn keep(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: Sent<'_>) {
+    let recorded = run.recorded();
+    caller
+        .history()
+        .keep(finished(caller, run, started, input, &recorded))
+        .await;
+    count(entry, run);
+}
+
+/// `run` as history takes it, with `recorded` its body.
+fn finished<'a>(
+    caller: &'a Caller,
+    run: &'a Run,
+    started: SystemTime,
+    input: Sent<'a>,
+    recorded: &'a Value,
+) -> Finished<'a> {
     let ended = match run.error() {
-        None => Ended::Ok(&recorded),
+        None => Ended::Ok(recorded),
         Some(e) => Ended::Failed {
             code: e.code(),
-            body: &recorded,
+            body: recorded,
         },
     };
-    caller.history().record(Finished {
+    Finished {
         id: run.id.clone(),
         slug: &run.name,
         started,
@@ -544,7 +575,11 @@ fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input:
         principal: caller.principal().map(|p| &*p.id),
         request_id: caller.request(),
         parent_run_id: caller.parent(),
-    });
+    }
+}
+
+/// Counts a finished run of `entry` in the metrics by family and outcome.
+fn count(entry: &Entry, run: &Run) {
     let code = run.error().map_or("ok", |e| e.code());
     crate::metrics::get().run(entry.backend().family(), code);
 }

@@ -110,6 +110,18 @@ impl Shared {
         self.settle(answer)
     }
 
+    /// Sends the commands of `pipeline` in one round trip and reads their answers (those
+    /// not ignored) as `T`; `SHARED_STATE_UNAVAILABLE` as [`Shared::query`].
+    pub async fn pipeline<T: redis::FromRedisValue>(&self, pipeline: &redis::Pipeline) -> Result<T, Error> {
+        let mut connection = self.inner.connection.clone();
+        let answer = tokio::time::timeout(
+            REDIS_CONNECT_TIMEOUT + REDIS_RESPONSE_TIMEOUT,
+            pipeline.query_async(&mut connection),
+        )
+        .await;
+        self.settle(answer)
+    }
+
     /// Runs `script` (by its digest, loading it first when Redis does not know it yet)
     /// and reads its answer as `T`; `SHARED_STATE_UNAVAILABLE` as [`Shared::query`].
     pub async fn script<T: redis::FromRedisValue>(&self, script: &redis::ScriptInvocation<'_>) -> Result<T, Error> {

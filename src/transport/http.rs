@@ -189,7 +189,12 @@ pub async fn serve(
         .with_max_request_body_bytes(HTTP_BODY_BYTES)
         .with_sse_keep_alive(Some(HTTP_SSE_KEEP_ALIVE))
         .with_cancellation_token(ended.child_token());
-    let template = handler;
+    // A fleet's replica: each session keeps its history in Redis too, as long as the
+    // session may sit idle.
+    let template = match access.shared() {
+        Some(shared) => handler.with_shelves(shared.clone(), settings.session_idle),
+        None => handler,
+    };
     // The factory runs inside the request (for a session's `initialize` or a stateless
     // request), so the handler's caller belongs to the request's principal from the start.
     let service = StreamableHttpService::new(
