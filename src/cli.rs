@@ -201,6 +201,21 @@ pub struct Cli {
     /// request's Host.
     #[arg(long, env = "TOOLGATE_PUBLIC_URL", global = true)]
     pub public_url: Option<String>,
+    /// Both HTTP servers: the Redis a fleet of replicas shares its state in
+    /// (redis://[user:password@]host:port/db, or rediss:// for TLS). Unset: this process
+    /// keeps its state itself.
+    #[arg(
+        long,
+        env = "TOOLGATE_REDIS",
+        global = true,
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub redis: Option<String>,
+    /// With --redis: the prefix of every key this fleet writes (default `toolgate:`), so
+    /// several fleets can share one Redis.
+    #[arg(long, env = "TOOLGATE_REDIS_PREFIX", global = true)]
+    pub redis_prefix: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -427,6 +442,8 @@ impl Cli {
             search: self.search,
             embed_cache: self.embed_cache,
             embed_budget_ms: self.embed_budget_ms,
+            redis: self.redis,
+            redis_prefix: self.redis_prefix,
         };
         (raw, self.command)
     }

@@ -69,6 +69,9 @@ pub struct Config {
     /// How search ranks and what embedding may cost (`TOOLGATE_SEARCH`,
     /// `TOOLGATE_EMBED_CACHE`, `TOOLGATE_EMBED_BUDGET_MS`).
     pub search: meaning::Settings,
+    /// The Redis a fleet of replicas shares its state in (`TOOLGATE_REDIS`,
+    /// `TOOLGATE_REDIS_PREFIX`). By default, none: one process keeps its state itself.
+    pub redis: Option<crate::shared::Settings>,
     /// Notes about settings that were read leniently, for stderr at start.
     pub notes: Vec<String>,
 }
@@ -176,6 +179,10 @@ pub struct Raw {
     pub embed_cache: Option<String>,
     /// `TOOLGATE_EMBED_BUDGET_MS`.
     pub embed_budget_ms: u64,
+    /// `TOOLGATE_REDIS`.
+    pub redis: Option<String>,
+    /// `TOOLGATE_REDIS_PREFIX`.
+    pub redis_prefix: Option<String>,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -391,6 +398,7 @@ impl Config {
                 .filter(|p| !p.as_os_str().is_empty())
                 .map(upstream::Source),
             search,
+            redis: crate::shared::Settings::parse(raw.redis.as_deref(), raw.redis_prefix.as_deref())?,
             notes,
         })
     }

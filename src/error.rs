@@ -171,6 +171,17 @@ pub enum Error {
         /// Its last error, in words.
         reason: String,
     },
+    /// The Redis a fleet of replicas shares its state in (`TOOLGATE_REDIS`) could not be
+    /// reached, or did not answer in time; the step that needed it did not happen.
+    #[error(
+        "The shared state of this server's fleet (Redis at {redis}) is unreachable: {reason}. Nothing was done; retry shortly."
+    )]
+    SharedUnavailable {
+        /// The Redis, as it may be shown (no credentials).
+        redis: String,
+        /// Why, from the Redis client.
+        reason: String,
+    },
     /// The caller's principal lacks the scope the call needs (an HTTP server's key).
     #[error("The key \"{principal}\" lacks the scope \"{scope}\" this call needs; ask the operator for a key with it.")]
     Forbidden {
@@ -280,6 +291,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "a federated MCP server is down or restarting: retry shortly; other tools keep working",
     ),
     (
+        "SHARED_STATE_UNAVAILABLE",
+        "yes",
+        "the Redis this server's replicas share is unreachable: retry shortly",
+    ),
+    (
         "CANCELLED",
         "no",
         "the client cancelled the call and its run was stopped",
@@ -360,6 +376,7 @@ impl Error {
             Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
             Error::SessionLimit { .. } | Error::SessionShare { .. } => "SESSION_LIMIT",
             Error::UpstreamUnavailable { .. } => "UPSTREAM_UNAVAILABLE",
+            Error::SharedUnavailable { .. } => "SHARED_STATE_UNAVAILABLE",
             Error::Cancelled => "CANCELLED",
             Error::Internal(_) => "INTERNAL_ERROR",
         }
@@ -371,7 +388,8 @@ impl Error {
             Error::Timeout { .. }
             | Error::RateLimited { .. }
             | Error::ApiUnreachable { .. }
-            | Error::UpstreamUnavailable { .. } => true,
+            | Error::UpstreamUnavailable { .. }
+            | Error::SharedUnavailable { .. } => true,
             Error::Api { status, .. } => *status >= 500,
             Error::ToolNotFound { .. }
             | Error::AmbiguousSlug { .. }
@@ -522,6 +540,14 @@ mod tests {
                     reason: s(),
                 },
                 "UPSTREAM_UNAVAILABLE",
+                true,
+            ),
+            (
+                Error::SharedUnavailable {
+                    redis: s(),
+                    reason: s(),
+                },
+                "SHARED_STATE_UNAVAILABLE",
                 true,
             ),
             (Error::Cancelled, "CANCELLED", false),

@@ -27,6 +27,7 @@ pub mod plural;
 pub mod registry;
 pub mod sandbox;
 pub mod secrets;
+pub mod shared;
 pub mod telemetry;
 pub mod transport;
 pub mod validate;

@@ -203,6 +203,38 @@ pub const RATE_PRUNE_EVERY: Duration = Duration::from_secs(60);
 /// How often the keys file is checked for a change (SIGHUP reads it at once).
 pub const KEYS_POLL: Duration = Duration::from_secs(2);
 
+/// With `TOOLGATE_REDIS`: how long one connection attempt to Redis may take. A replica
+/// that cannot reach Redis within it answers `SHARED_STATE_UNAVAILABLE` (retryable) at
+/// once rather than holding its callers.
+pub const REDIS_CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// With `TOOLGATE_REDIS`: how long one Redis command (or script) may take to answer.
+/// Every shared-state step is a round trip of well under a millisecond on a healthy
+/// server, so a second means Redis is in trouble.
+pub const REDIS_RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// With `TOOLGATE_REDIS`: Redis commands one replica may have in flight on its
+/// connection at once; more wait their turn (within [`REDIS_RESPONSE_TIMEOUT`]).
+pub const REDIS_IN_FLIGHT: usize = 512;
+
+/// With `TOOLGATE_REDIS`: how often a replica pings Redis to keep `toolgate_redis_up`
+/// current and to say on stderr when Redis is lost and when it is back.
+pub const REDIS_WATCH_EVERY: Duration = Duration::from_secs(1);
+
+/// With `TOOLGATE_REDIS`: how long a run's place among its principal's runs at once
+/// (a lease in Redis) lives unless renewed. A held place is renewed every third of it;
+/// a replica that dies mid-run frees its places within it.
+pub const REDIS_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// With `TOOLGATE_REDIS`: the longest pause between two tries of a run waiting for a
+/// place that another replica's run holds (the pauses double from 5 ms up to it); a place
+/// given back on the same replica wakes its waiters at once.
+pub const REDIS_PLACE_POLL_MAX: Duration = Duration::from_millis(200);
+
+/// The prefix of every Redis key a fleet writes (`TOOLGATE_REDIS_PREFIX`), so several
+/// fleets (or other programs) can share one Redis.
+pub const REDIS_PREFIX: &str = "toolgate:";
+
 /// Clock skew allowed when a bearer JWT's `exp` and `nbf` are checked: a token is
 /// accepted up to this long after it expired and before it becomes valid, since the
 /// authorization server's clock and ours are never quite the same. A minute is the usual

@@ -380,7 +380,8 @@ fn eval_report(
 }
 
 /// The access rule of an HTTP server listening on `listen`: the keys file read (and
-/// watched), the OAuth keys read when OAuth is configured, and a refusal to serve a non-loopback address to anonymous callers unless
+/// watched), the OAuth keys read when OAuth is configured, the fleet's Redis (watched)
+/// when one is named, and a refusal to serve a non-loopback address to anonymous callers unless
 /// the operator asked for it.
 async fn access(config: &Config, listen: &str) -> Result<toolgate::access::Access, String> {
     let oauth = match &config.oauth {
@@ -391,8 +392,21 @@ async fn access(config: &Config, listen: &str) -> Result<toolgate::access::Acces
         ),
         None => None,
     };
-    let access =
-        toolgate::access::Access::open(config.keys_file.as_deref(), config.allow_anonymous, config.rates, oauth)?;
+    let shared = match &config.redis {
+        Some(settings) => {
+            let shared = toolgate::shared::Shared::open(settings)?;
+            shared.watch();
+            Some(shared)
+        }
+        None => None,
+    };
+    let access = toolgate::access::Access::open(
+        config.keys_file.as_deref(),
+        config.allow_anonymous,
+        config.rates,
+        oauth,
+        shared,
+    )?;
     access.check_exposure(listen).map_err(|e| e.to_string())?;
     access.watch();
     Ok(access)

@@ -170,6 +170,8 @@ pub struct Metrics {
     workers_started: Counter,
     probe: std::sync::RwLock<Option<PoolProbe>>,
     upstream_dropped: Family<DroppedLabels, Counter>,
+    redis_up: Gauge,
+    redis_errors: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -260,6 +262,18 @@ impl Metrics {
             "Messages of upstream servers dropped instead of passed on to a client, by kind and reason",
             upstream_dropped.clone(),
         );
+        let redis_up = Gauge::default();
+        registry.register(
+            "redis_up",
+            "With TOOLGATE_REDIS: 1 while the fleet's Redis answers; 0 while it does not, before the first exchange, and always without TOOLGATE_REDIS",
+            redis_up.clone(),
+        );
+        let redis_errors = Counter::default();
+        registry.register(
+            "redis_errors",
+            "With TOOLGATE_REDIS: exchanges with the fleet's Redis that failed (unreachable, too slow, or an error answer)",
+            redis_errors.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -274,6 +288,8 @@ impl Metrics {
             workers_started,
             probe: std::sync::RwLock::new(None),
             upstream_dropped,
+            redis_up,
+            redis_errors,
         }
     }
 
@@ -323,6 +339,16 @@ impl Metrics {
         if let Some(tools) = tools {
             self.tools.set(i64::try_from(tools).unwrap_or(i64::MAX));
         }
+    }
+
+    /// Whether the fleet's Redis answered the last exchange.
+    pub fn redis_up(&self, up: bool) {
+        self.redis_up.set(i64::from(up));
+    }
+
+    /// Counts one failed exchange with the fleet's Redis.
+    pub fn redis_error(&self) {
+        self.redis_errors.inc();
     }
 
     /// Counts one JavaScript worker process started.

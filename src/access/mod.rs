@@ -14,7 +14,9 @@
 //! schema). Probes and `/api/health` are open; `/metrics` needs `admin`.
 //!
 //! Every admitted request then draws from its principal's request bucket (`rate.rs`);
-//! past it the answer is 429 with `Retry-After`. Runs draw from their own bucket in the
+//! past it the answer is 429 with `Retry-After`. A replica of a fleet whose Redis cannot
+//! say answers 503 `SHARED_STATE_UNAVAILABLE` with `Retry-After: 1` (`/metrics` is
+//! served all the same). Runs draw from their own bucket in the
 //! gateway, through the same [`Limiter`].
 //!
 //! The keys file is read again when it changes (checked every [`KEYS_POLL`]) or on
@@ -45,6 +47,7 @@ use tracing::Instrument;
 
 use crate::api::ErrorBody;
 use crate::limits::KEYS_POLL;
+use crate::shared::Shared;
 pub use keys::{Key, Keys, Scope};
 use oauth::resource::{self, Challenge};
 use oauth::{OAuth, PRINCIPAL_PREFIX, Rejection};
@@ -94,6 +97,7 @@ struct Inner {
     allow_anonymous: bool,
     limiter: Arc<Limiter>,
     oauth: Option<OAuth>,
+    shared: Option<Shared>,
 }
 
 /// Why a request's credentials were refused.
@@ -119,12 +123,13 @@ pub struct Exposed {
 impl Access {
     /// Reads the keys file at `file`, when one is named; `allow_anonymous` admits callers
     /// without a key; bearer JWTs are checked by `oauth` when given; every principal is
-    /// held to `rates`.
+    /// held to `rates`, across the fleet when `shared` names its Redis.
     pub fn open(
         file: Option<&Path>,
         allow_anonymous: bool,
         rates: Rates,
         oauth: Option<OAuth>,
+        shared: Option<Shared>,
     ) -> Result<Access, String> {
         let keys = match file {
             Some(path) => Keys::read(path).map_err(|e| e.to_string())?,
@@ -135,8 +140,12 @@ impl Access {
                 file: file.map(Path::to_path_buf),
                 keys: RwLock::new(Arc::new(keys)),
                 allow_anonymous,
-                limiter: Arc::new(Limiter::new(rates)),
+                limiter: Arc::new(match &shared {
+                    Some(shared) => Limiter::shared(rates, shared.clone()),
+                    None => Limiter::new(rates),
+                }),
                 oauth,
+                shared,
             }),
         })
     }
@@ -144,6 +153,11 @@ impl Access {
     /// The buckets and run places of this server: the gateway admits runs through it.
     pub fn limiter(&self) -> Arc<Limiter> {
         self.inner.limiter.clone()
+    }
+
+    /// The fleet's Redis, when this server is one replica of several (`TOOLGATE_REDIS`).
+    pub fn shared(&self) -> Option<&Shared> {
+        self.inner.shared.as_ref()
     }
 
     /// Returns true if and only if callers are authenticated (a keys file or OAuth is in
@@ -366,7 +380,18 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
         let challenge = challenge(Challenge::Scope(scope));
         return refuse(StatusCode::FORBIDDEN, "FORBIDDEN", &message, challenge);
     }
-    if let Err(wait) = access.inner.limiter.request(&principal) {
+    let admitted = match access.inner.limiter.request(&principal).await {
+        Ok(()) => Ok(()),
+        Err(rate::Refused::Wait(wait)) => Err(wait),
+        // `/metrics` is read while Redis is down too: it is how an operator sees it is.
+        Err(rate::Refused::Unavailable(_)) if matches!(need, Need::Admin) => Ok(()),
+        Err(rate::Refused::Unavailable(e)) => {
+            let mut answer = refuse(StatusCode::SERVICE_UNAVAILABLE, e.code(), &e.to_string(), None);
+            answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(1));
+            return answer;
+        }
+    };
+    if let Err(wait) = admitted {
         crate::metrics::get().rate_limited("requests");
         let message = format!(
             "\"{}\" may make {} a minute and has used them; retry after {} s",
@@ -426,7 +451,7 @@ fn refuse(status: StatusCode, code: &str, message: &str, challenge: Option<Heade
         success: false,
         error: message.to_owned(),
         code: code.to_owned(),
-        retryable: status == StatusCode::TOO_MANY_REQUESTS,
+        retryable: status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE,
         candidates: Vec::new(),
         runtime: None,
     };
@@ -471,7 +496,7 @@ mod tests {
         for listen in ["0.0.0.0:8080", "[::]:1", "10.0.0.1:80", "example.com:80"] {
             assert!(!is_loopback(listen), "{listen}");
         }
-        let open = Access::open(None, false, Rates::default(), None).unwrap();
+        let open = Access::open(None, false, Rates::default(), None, None).unwrap();
         assert!(open.check_exposure("127.0.0.1:1").is_ok());
         let refused = open.check_exposure("0.0.0.0:1").unwrap_err().to_string();
         assert!(
@@ -479,7 +504,7 @@ mod tests {
             "{refused}"
         );
         assert!(
-            Access::open(None, true, Rates::default(), None)
+            Access::open(None, true, Rates::default(), None, None)
                 .unwrap()
                 .check_exposure("0.0.0.0:1")
                 .is_ok()
@@ -491,7 +516,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("keys.json");
         let first = keys::append(&path, vec![Scope::Run], Some("a".into())).unwrap();
-        let access = Access::open(Some(&path), false, Rates::default(), None).unwrap();
+        let access = Access::open(Some(&path), false, Rates::default(), None, None).unwrap();
         let lookup = async |key: &str| {
             let request = Request::builder()
                 .header(header::AUTHORIZATION, format!("Bearer {key}"))

@@ -13,6 +13,12 @@
 //! `RATE_LIMITED`. A batch or a relaying toolgate that sends many runs at once is slowed,
 //! not failed, and the other principals keep their share of the workers.
 //!
+//! A replica of a fleet (`TOOLGATE_REDIS`) keeps the same buckets and places in Redis
+//! instead (`shared::rate`), so the limits hold across every replica: three replicas
+//! admit a principal's rate between them, not three times it. When Redis cannot say,
+//! the request or run is refused with `SHARED_STATE_UNAVAILABLE` (retryable); nothing
+//! falls back to this process's own buckets.
+//!
 //! Nothing here knows HTTP or MCP: `access::enforce` turns a refused request into a 429,
 //! and the gateway turns a refused run into a `RATE_LIMITED` run.
 
@@ -29,6 +35,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::Principal;
 use crate::error::Error;
 use crate::limits::{ANONYMOUS_PER_MINUTE, JS_CONCURRENT_RUNS, JS_WALL_CLOCK, RATE_PRUNE_EVERY, REQUESTS_PER_MINUTE};
+use crate::shared::Shared;
+use crate::shared::rate::{Lease, Rates as SharedRates};
 
 /// The rates in force for every principal (a key's own run rate is in the keys file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +162,16 @@ impl Buckets {
 #[derive(Debug)]
 pub struct Place {
     _permit: Option<OwnedSemaphorePermit>,
+    _lease: Option<Lease>,
+}
+
+/// Why a request was not admitted.
+#[derive(Debug)]
+pub enum Refused {
+    /// Its principal's bucket is empty until this long from now.
+    Wait(Duration),
+    /// The fleet's Redis could not say (`SHARED_STATE_UNAVAILABLE`).
+    Unavailable(Error),
 }
 
 /// The buckets and run places of one server, shared by both of its layers (the access
@@ -164,6 +182,8 @@ pub struct Limiter {
     requests: Buckets,
     runs: Buckets,
     places: Mutex<HashMap<Holder, Arc<Semaphore>>>,
+    /// The fleet's buckets and places, in place of the ones above, for a replica.
+    shared: Option<SharedRates>,
 }
 
 impl Limiter {
@@ -174,6 +194,15 @@ impl Limiter {
             requests: Buckets::default(),
             runs: Buckets::default(),
             places: Mutex::default(),
+            shared: None,
+        }
+    }
+
+    /// A limiter enforcing `rates` across the fleet whose Redis is `shared`.
+    pub fn shared(rates: Rates, shared: Shared) -> Limiter {
+        Limiter {
+            shared: Some(SharedRates::new(shared)),
+            ..Limiter::new(rates)
         }
     }
 
@@ -182,17 +211,31 @@ impl Limiter {
         self.rates
     }
 
-    /// Admits one request of `principal`, or says how long until it may make one.
-    pub fn request(&self, principal: &Principal) -> Result<(), Duration> {
-        self.requests
-            .take(&Holder::of(principal), self.rates.requests_per_minute)
+    /// Admits one request of `principal`, or says how long until it may make one (or
+    /// that the fleet's Redis cannot say).
+    pub async fn request(&self, principal: &Principal) -> Result<(), Refused> {
+        let per_minute = self.rates.requests_per_minute;
+        match &self.shared {
+            None => self
+                .requests
+                .take(&Holder::of(principal), per_minute)
+                .map_err(Refused::Wait),
+            Some(shared) => match shared
+                .take(&format!("requests:{}", principal.share()), per_minute)
+                .await
+            {
+                Ok(None) => Ok(()),
+                Ok(Some(wait)) => Err(Refused::Wait(wait)),
+                Err(e) => Err(Refused::Unavailable(e)),
+            },
+        }
     }
 
     /// Admits one run of `principal`: a token from its run bucket (at its own rate), then
     /// one of its places, waited for at most [`Rates::queue_wait`]. Refused with
     /// `RATE_LIMITED` and when to retry.
     pub async fn run(&self, principal: &Principal) -> Result<Place, Error> {
-        self.take(principal)?;
+        self.take(principal).await?;
         self.place(principal).await
     }
 
@@ -200,23 +243,40 @@ impl Limiter {
     /// step of admitting a run, made before anything of the call is read or checked, so
     /// a principal past its rate costs nothing more. Refused with `RATE_LIMITED` and when
     /// to retry.
-    pub fn take(&self, principal: &Principal) -> Result<(), Error> {
-        let holder = Holder::of(principal);
-        self.runs
-            .take(&holder, principal.per_minute)
-            .map_err(|wait| Error::RateLimited {
-                what: format!(
-                    "\"{}\" may start {} a minute and has used them",
-                    principal.id,
-                    crate::plural::count(principal.per_minute as usize, "run", "runs")
-                ),
-                retry_after: Some(wait),
-            })
+    pub async fn take(&self, principal: &Principal) -> Result<(), Error> {
+        let taken = match &self.shared {
+            None => self.runs.take(&Holder::of(principal), principal.per_minute),
+            Some(shared) => match shared
+                .take(&format!("runs:{}", principal.share()), principal.per_minute)
+                .await?
+            {
+                None => Ok(()),
+                Some(wait) => Err(wait),
+            },
+        };
+        taken.map_err(|wait| Error::RateLimited {
+            what: format!(
+                "\"{}\" may start {} a minute and has used them",
+                principal.id,
+                crate::plural::count(principal.per_minute as usize, "run", "runs")
+            ),
+            retry_after: Some(wait),
+        })
     }
 
     /// One of `principal`'s places among its runs at once, waited for at most
     /// [`Rates::queue_wait`]; `RATE_LIMITED` past it.
     pub async fn place(&self, principal: &Principal) -> Result<Place, Error> {
+        let (at_once, wait) = (self.rates.runs_at_once, self.rates.queue_wait);
+        if let Some(shared) = &self.shared {
+            return match shared.place(&principal.share(), at_once, wait).await? {
+                Some(lease) => Ok(Place {
+                    _permit: None,
+                    _lease: Some(lease),
+                }),
+                None => Err(self.no_place(principal)),
+            };
+        }
         let holder = Holder::of(principal);
         let places = {
             let mut all = self.places.lock().unwrap_or_else(|p| p.into_inner());
@@ -224,19 +284,30 @@ impl Limiter {
                 .or_insert_with(|| Arc::new(Semaphore::new(self.rates.runs_at_once)))
                 .clone()
         };
-        match tokio::time::timeout(self.rates.queue_wait, places.acquire_owned()).await {
-            Ok(Ok(permit)) => Ok(Place { _permit: Some(permit) }),
-            // The semaphore is never closed; were it, nothing would hold the run back.
-            Ok(Err(_)) => Ok(Place { _permit: None }),
-            Err(_) => Err(Error::RateLimited {
-                what: format!(
-                    "\"{}\" already has {} going and none ended within {} ms",
-                    principal.id,
-                    crate::plural::count(self.rates.runs_at_once, "run", "runs"),
-                    self.rates.queue_wait.as_millis()
-                ),
-                retry_after: Some(Duration::from_secs(1)),
+        match tokio::time::timeout(wait, places.acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(Place {
+                _permit: Some(permit),
+                _lease: None,
             }),
+            // The semaphore is never closed; were it, nothing would hold the run back.
+            Ok(Err(_)) => Ok(Place {
+                _permit: None,
+                _lease: None,
+            }),
+            Err(_) => Err(self.no_place(principal)),
+        }
+    }
+
+    /// The refusal of a run that waited [`Rates::queue_wait`] for a place in vain.
+    fn no_place(&self, principal: &Principal) -> Error {
+        Error::RateLimited {
+            what: format!(
+                "\"{}\" already has {} going and none ended within {} ms",
+                principal.id,
+                crate::plural::count(self.rates.runs_at_once, "run", "runs"),
+                self.rates.queue_wait.as_millis()
+            ),
+            retry_after: Some(Duration::from_secs(1)),
         }
     }
 
@@ -308,9 +379,9 @@ mod tests {
         );
         assert!(limiter.run(&b).await.is_ok(), "another key has its own bucket");
         for _ in 0..3 {
-            assert!(limiter.request(&b).is_ok());
+            assert!(limiter.request(&b).await.is_ok());
         }
-        assert!(limiter.request(&b).is_err(), "requests have their own rate");
+        assert!(limiter.request(&b).await.is_err(), "requests have their own rate");
     }
 
     #[tokio::test]

@@ -51,6 +51,15 @@ impl Caller {
         }
     }
 
+    /// This new caller keeping its runs in `history` (a fleet's session: in Redis too).
+    #[must_use]
+    pub fn keeping(self, history: History) -> Caller {
+        Caller {
+            history: Arc::new(history),
+            ..self
+        }
+    }
+
     /// A new caller acting as `principal` (one catalogue API request).
     pub fn for_principal(principal: Principal) -> Caller {
         let caller = Caller::new();

@@ -153,7 +153,7 @@ impl Tools for Inner<'_> {
                     entry.name()
                 )));
             }
-            let ticket: Result<Ticket, Error> = self.gateway.admit(&self.caller, &entry);
+            let ticket: Result<Ticket, Error> = self.gateway.admit(&self.caller, &entry).await;
             let run = self
                 .gateway
                 .call_inner(&self.caller, &entry, params, ticket, cancel)

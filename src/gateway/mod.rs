@@ -268,7 +268,7 @@ impl Gateway {
     /// records the run (whatever its end, a refusal or a validation failure included) in
     /// the caller's history.
     pub async fn call(&self, caller: &Caller, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
-        let ticket = self.admit(caller, entry);
+        let ticket = self.admit(caller, entry).await;
         self.call_admitted(caller, entry, params, ticket, cancel).await
     }
 
@@ -277,15 +277,17 @@ impl Gateway {
     /// its principal's bucket. Cheap whatever the call carries, so a caller past its
     /// rate or scope costs the server next to nothing. The place among the principal's
     /// runs at once is waited for later, in [`Gateway::call_admitted`].
-    pub fn admit(&self, caller: &Caller, entry: &Entry) -> Result<Ticket, Error> {
+    pub async fn admit(&self, caller: &Caller, entry: &Entry) -> Result<Ticket, Error> {
         let scope = match entry {
             Entry::Builtin(_) => Scope::Runtimes,
             Entry::Catalogue { .. } | Entry::Upstream { .. } => Scope::Run,
         };
         caller.may(scope)?;
         if let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) {
-            limiter.take(principal).inspect_err(|_| {
-                crate::metrics::get().rate_limited("runs");
+            limiter.take(principal).await.inspect_err(|e| {
+                if e.code() == "RATE_LIMITED" {
+                    crate::metrics::get().rate_limited("runs");
+                }
             })?;
         }
         Ok(Ticket(()))
@@ -329,7 +331,12 @@ impl Gateway {
         (ticket, placing): (Result<Ticket, Error>, Placing),
         cancel: &CancellationToken,
     ) -> Run {
-        let id = caller.history().next_id();
+        // A fleet's session numbers its runs in Redis; when it cannot, the run is refused
+        // (and recorded here under a number of this replica's).
+        let (id, ticket) = match caller.history().number().await {
+            Ok(id) => (id, ticket),
+            Err(e) => (caller.history().next_id(), ticket.and(Err(e))),
+        };
         // Every line logged while the run goes names it, its tool and its principal (the
         // key's id, never the key; none over stdio). At warn level, so the default filter
         // (warnings) keeps the span on the lines it lets through.
@@ -407,7 +414,7 @@ impl Gateway {
         } else {
             Sent::Refused(Size::Of(&params))
         };
-        record(caller, entry, &run, started, input);
+        keep(caller, entry, &run, started, input).await;
         release(params);
         run
     }
@@ -422,8 +429,10 @@ impl Gateway {
             return Ok(None);
         };
         tokio::select! {
-            placed = limiter.place(principal) => placed.map(Some).inspect_err(|_| {
-                crate::metrics::get().rate_limited("runs");
+            placed = limiter.place(principal) => placed.map(Some).inspect_err(|e| {
+                if e.code() == "RATE_LIMITED" {
+                    crate::metrics::get().rate_limited("runs");
+                }
             }),
             () = cancel.cancelled() => Err(Error::Cancelled),
         }
@@ -524,18 +533,44 @@ fn release(params: Value) {
     }
 }
 
-/// Stores a finished run of `entry` in its caller's history, and counts it in the
-/// metrics by family and outcome.
+/// Stores a finished run of `entry` in its caller's history (this process's only: a
+/// refusal of the catalogue API, whose caller lives for one request), and counts it in
+/// the metrics by family and outcome.
 fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: Sent<'_>) {
     let recorded = run.recorded();
+    caller
+        .history()
+        .record(finished(caller, run, started, input, &recorded));
+    count(entry, run);
+}
+
+/// [`record`] for a run of a session, which a fleet's replica keeps in Redis too before
+/// the run's answer goes out.
+async fn keep(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: Sent<'_>) {
+    let recorded = run.recorded();
+    caller
+        .history()
+        .keep(finished(caller, run, started, input, &recorded))
+        .await;
+    count(entry, run);
+}
+
+/// `run` as history takes it, with `recorded` its body.
+fn finished<'a>(
+    caller: &'a Caller,
+    run: &'a Run,
+    started: SystemTime,
+    input: Sent<'a>,
+    recorded: &'a Value,
+) -> Finished<'a> {
     let ended = match run.error() {
-        None => Ended::Ok(&recorded),
+        None => Ended::Ok(recorded),
         Some(e) => Ended::Failed {
             code: e.code(),
-            body: &recorded,
+            body: recorded,
         },
     };
-    caller.history().record(Finished {
+    Finished {
         id: run.id.clone(),
         slug: &run.name,
         started,
@@ -545,7 +580,11 @@ fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input:
         principal: caller.principal().map(|p| &*p.id),
         request_id: caller.request(),
         parent_run_id: caller.parent(),
-    });
+    }
+}
+
+/// Counts a finished run of `entry` in the metrics by family and outcome.
+fn count(entry: &Entry, run: &Run) {
     let code = run.error().map_or("ok", |e| e.code());
     crate::metrics::get().run(entry.backend().family(), code);
 }

@@ -4,27 +4,36 @@
 //!
 //! **Invariant:** history never touches disk. Run payloads are user data and often
 //! secrets; losing them on restart costs nothing the call did not already return.
+//!
+//! A session of a fleet's replica (`TOOLGATE_REDIS`) keeps its history in Redis too
+//! (`shelf.rs`): runs are numbered there, each record (redacted and capped here, before
+//! it leaves the process) is pushed there, and a read of the history first loads it from
+//! there, so every replica answers the same. Redis is memory too; an operator who turns
+//! its persistence on writes the records to its disk (`docs/guides/operators.md`).
 
 pub mod diff;
 pub mod redact;
 mod render;
+pub mod shelf;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error::Error;
 use crate::limits::{HISTORY_MEASURE_BYTES, HISTORY_RUNS};
 use redact::{Mode, Secrets};
+use shelf::Shelf;
 
 /// What every history answer says about its scope.
-pub const SCOPE: &str = "This history covers only the runs of this MCP session since it began (over stdio, this connection; over HTTP, this Mcp-Session-Id, which belongs to the principal that first called in it; a stateless request keeps none); no other session or principal can read it, and it is kept in memory and never written to disk.";
+pub const SCOPE: &str = "This history covers only the runs of this MCP session since it began (over stdio, this connection; over HTTP, this Mcp-Session-Id, which belongs to the principal that first called in it; a stateless request keeps none); no other session or principal can read it, and it is kept in memory (a fleet's replicas keep it in their shared Redis) and never written to disk by this server.";
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// It returned a result.
@@ -44,7 +53,7 @@ impl Status {
 }
 
 /// One stored run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
     /// `r1`, `r2`, ...
     pub id: String,
@@ -167,19 +176,22 @@ impl Record {
 /// The history of one session.
 #[derive(Debug)]
 pub struct History {
-    started_at: String,
+    started_at: Mutex<String>,
     runs: Mutex<VecDeque<Record>>,
     /// The number of the next run (`r1`, `r2`, …).
     next: AtomicU64,
+    /// Where a replica's session keeps it across the fleet.
+    shelf: Option<Shelf>,
 }
 
 impl Default for History {
     fn default() -> Self {
         process_started_at();
         History {
-            started_at: rfc3339(SystemTime::now()),
+            started_at: Mutex::new(rfc3339(SystemTime::now())),
             runs: Mutex::new(VecDeque::new()),
             next: AtomicU64::new(1),
+            shelf: None,
         }
     }
 }
@@ -191,9 +203,75 @@ pub fn process_started_at() -> &'static str {
 }
 
 impl History {
+    /// An empty history of a fleet's session, kept in Redis on `shelf` too.
+    pub fn shelved(shelf: Shelf) -> History {
+        History {
+            shelf: Some(shelf),
+            ..History::default()
+        }
+    }
+
+    /// Binds a fleet's session history to its session `id` (`Mcp-Session-Id`), once
+    /// known; nothing for a history of this process alone.
+    pub fn bind(&self, id: &str) {
+        if let Some(shelf) = &self.shelf {
+            shelf.bind(id);
+        }
+    }
+
     /// When this session's history began (RFC 3339, UTC).
-    pub fn session_started_at(&self) -> &str {
-        &self.started_at
+    pub fn session_started_at(&self) -> String {
+        self.started_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The id of the next run: numbered across the fleet for a bound fleet session
+    /// ([`History::bind`]), else as [`History::next_id`]. `SHARED_STATE_UNAVAILABLE`
+    /// when Redis cannot number it.
+    pub async fn number(&self) -> Result<String, Error> {
+        let Some(shelf) = &self.shelf else {
+            return Ok(self.next_id());
+        };
+        match shelf.number(&self.session_started_at()).await? {
+            Some(n) => Ok(format!("r{n}")),
+            None => Ok(self.next_id()),
+        }
+    }
+
+    /// [`History::record`], and for a bound fleet session the record pushed to Redis
+    /// before this returns, so the next request, on any replica, reads it. A failed push
+    /// is said on stderr (and counted in `toolgate_redis_errors_total`): the run
+    /// happened and its answer goes out, but the fleet's history lacks it.
+    pub async fn keep(&self, run: Finished<'_>) {
+        let record = self.record(run);
+        if let Some(shelf) = &self.shelf
+            && let Err(e) = shelf.keep(&record).await
+        {
+            tracing::error!(
+                "run {} is missing from its session's history in the fleet: {e}",
+                record.id
+            );
+        }
+    }
+
+    /// For a bound fleet session, loads the history from Redis in place of what this
+    /// replica holds, so a read answers what the whole fleet recorded.
+    pub async fn refresh(&self) -> Result<(), Error> {
+        let Some(shelf) = &self.shelf else { return Ok(()) };
+        let Some(shelved) = shelf.load().await? else {
+            return Ok(());
+        };
+        if let Some(began) = shelved.began {
+            *self
+                .started_at
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = began;
+        }
+        let mut runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *runs = shelved.runs.into();
+        Ok(())
     }
 
     /// The id of the next run made for this session: `r1`, `r2`, …
@@ -201,11 +279,12 @@ impl History {
         format!("r{}", self.next.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Stores a run, dropping the oldest beyond [`HISTORY_RUNS`]. Secret-keyed input
+    /// Stores a run, dropping the oldest beyond [`HISTORY_RUNS`], and returns it as
+    /// stored. Secret-keyed input
     /// values are masked, and masked again wherever else the run's text holds them. The
     /// work is bounded whatever the run (see [`redact`]): a refused call keeps only its
     /// size, and an input too large to check for secrets keeps no text at all.
-    pub fn record(&self, run: Finished<'_>) {
+    pub fn record(&self, run: Finished<'_>) -> Record {
         let (status, result) = match run.ended {
             Ended::Ok(result) => (Status::Ok, result),
             Ended::Failed { code, body } => (Status::Error(code.to_owned()), body),
@@ -253,7 +332,8 @@ impl History {
         if runs.len() == HISTORY_RUNS {
             runs.pop_front();
         }
-        runs.push_back(record);
+        runs.push_back(record.clone());
+        record
     }
 
     /// Every stored run, newest first.

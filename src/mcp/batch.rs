@@ -91,7 +91,7 @@ pub(crate) async fn batch(
         };
         // The caller's scope and rate before its params are read: an item refused there
         // is not validated, and fails alone when the batch runs.
-        let ticket = gateway.admit(caller, &entry);
+        let ticket = gateway.admit(caller, &entry).await;
         let params = match &ticket {
             Ok(_) => match crate::gateway::validate(&entry, params).await {
                 (Ok(()), params) => params,

@@ -3,6 +3,7 @@
 //! core call and converts.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
@@ -24,7 +25,10 @@ use super::{extras, meta, page, prompts, resources, tools, upstreams};
 use crate::access::Principal;
 use crate::error::Error;
 use crate::gateway::{Caller, Gateway, Reach};
+use crate::history::History;
+use crate::history::shelf::Shelf;
 use crate::registry::Entry;
+use crate::shared::Shared;
 
 /// toolgate's MCP server, for one session: what it holds is shared by every session of
 /// the process (gateway, advertised list) except its [`Caller`] (history, REPL sessions).
@@ -40,6 +44,9 @@ pub struct Handler {
     listing: Arc<tools::Listing>,
     /// The meta-tool's first `list` page of the last snapshot, shared by every session.
     first_page: Arc<meta::FirstPage>,
+    /// For a fleet's replica: the Redis its sessions keep their history in, and how long
+    /// a session's keys outlive its last run (its idle expiry).
+    shelves: Option<(Shared, Duration)>,
 }
 
 impl Handler {
@@ -61,6 +68,17 @@ impl Handler {
             name,
             listing,
             first_page: Arc::default(),
+            shelves: None,
+        }
+    }
+
+    /// This handler making sessions that keep their history in the fleet's Redis
+    /// (`shared`) too, their keys living `life` past their last run.
+    #[must_use]
+    pub fn with_shelves(self, shared: Shared, life: Duration) -> Handler {
+        Handler {
+            shelves: Some((shared, life)),
+            ..self
         }
     }
 
@@ -70,10 +88,13 @@ impl Handler {
     /// `initialize`, from the start.
     #[must_use]
     pub fn for_new_session(&self, owner: Option<Principal>) -> Handler {
-        let caller = match owner {
+        let mut caller = match owner {
             Some(principal) => Caller::owned_by(principal),
             None => Caller::new(),
         };
+        if let Some((shared, life)) = &self.shelves {
+            caller = caller.keeping(History::shelved(Shelf::new(shared.clone(), *life)));
+        }
         let mut ending = Ending::new(&self.gateway, &caller);
         ending.counted = true;
         crate::metrics::get().sessions(1);
@@ -244,6 +265,15 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         self.caller_for(&context)?;
+        self.bind(&context);
+        if request.uri == format!("{}://history", self.name) {
+            self.caller.history().refresh().await.map_err(|e| {
+                McpError::internal_error(
+                    e.to_string(),
+                    Some(serde_json::json!({"code": e.code(), "retryable": e.retryable()})),
+                )
+            })?;
+        }
         if let Some(read) = upstreams::read(&self.gateway, &self.name, &request.uri).await {
             return Ok(read?.into());
         }
@@ -414,7 +444,15 @@ impl Handler {
             None => self.caller.clone(),
         }
         .with_request(request_id(&context));
+        self.bind(&context);
         if request.name == self.name {
+            // A fleet's session reads what every replica recorded.
+            let command = args.get("command").and_then(Value::as_str);
+            if matches!(command, Some("history" | "diff"))
+                && let Err(e) = caller.history().refresh().await
+            {
+                return Ok(failure(&e).into());
+            }
             // A batch reports its own progress (one step per call); a single `run` hands
             // the token to the tool it runs, so `mcp.progress` and upstream progress reach
             // the client as they do on a direct call.
@@ -516,6 +554,24 @@ fn principal(context: &RequestContext<RoleServer>) -> Option<Principal> {
         .extensions
         .get::<Principal>()
         .cloned()
+}
+
+impl Handler {
+    /// Binds a fleet session's history to the session's id, named by the request (every
+    /// request after `initialize` names it).
+    fn bind(&self, context: &RequestContext<RoleServer>) {
+        if self.shelves.is_none() {
+            return;
+        }
+        let id = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok());
+        if let Some(id) = id {
+            self.caller.history().bind(id);
+        }
+    }
 }
 
 /// The id `edge::observe` gave the HTTP request of this call, when it came over HTTP.

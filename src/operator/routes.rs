@@ -67,7 +67,7 @@ pub async fn serve(
     let bodies = Bodies::new(RUN_BODY_BYTES, false).with_grace(connections.body_timeout);
     let app = router(gateway.clone())
         .layer(axum::middleware::from_fn_with_state(bodies, body::limit))
-        .merge(probes::router(gateway))
+        .merge(probes::router(gateway, access.shared().cloned()))
         .merge(observe::router())
         .layer(axum::middleware::from_fn_with_state(
             (access, Face::Catalogue),
@@ -162,7 +162,7 @@ async fn run(
     .with_request(request.map(|Extension(id)| id.0));
     // The principal's run rate is checked before the body is parsed, so a principal past
     // it costs no parsing, whatever it sends.
-    let ticket = match gw.admit(&caller, &entry) {
+    let ticket = match gw.admit(&caller, &entry).await {
         Ok(ticket) => ticket,
         Err(e) => {
             gw.refuse(&caller, &entry, e.clone(), body.len());
@@ -253,8 +253,9 @@ fn status(e: &Error) -> StatusCode {
         Error::Forbidden { .. } => StatusCode::FORBIDDEN,
         Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
         Error::ApiUnreachable { .. } => StatusCode::BAD_GATEWAY,
-        // A federated MCP server behind this one is down: retryable, like a 503.
-        Error::UpstreamUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        // A federated MCP server behind this one, or the fleet's Redis, is down:
+        // retryable, like a 503.
+        Error::UpstreamUnavailable { .. } | Error::SharedUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
         // The catalogue API this server relays failed: retryable as it was.
         Error::Api { status, .. } if *status >= 500 => StatusCode::BAD_GATEWAY,
         Error::Api { .. } => StatusCode::FAILED_DEPENDENCY,
@@ -335,6 +336,10 @@ mod tests {
             Error::SessionShare { share: 2, limit: 5 },
             Error::UpstreamUnavailable {
                 server: s(),
+                reason: s(),
+            },
+            Error::SharedUnavailable {
+                redis: s(),
                 reason: s(),
             },
             Error::Internal(s()),

@@ -153,7 +153,7 @@ pub async fn serve(
     shutdown: impl Future<Output = &'static str> + Send + 'static,
 ) -> Result<(), Unbound> {
     let gateway = handler.gateway();
-    let probes = probes::router(gateway.clone());
+    let probes = probes::router(gateway.clone(), access.shared().cloned());
     tokio::spawn(async move { gateway.prepare().await });
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
@@ -189,7 +189,12 @@ pub async fn serve(
         .with_max_request_body_bytes(HTTP_BODY_BYTES)
         .with_sse_keep_alive(Some(HTTP_SSE_KEEP_ALIVE))
         .with_cancellation_token(ended.child_token());
-    let template = handler;
+    // A fleet's replica: each session keeps its history in Redis too, as long as the
+    // session may sit idle.
+    let template = match access.shared() {
+        Some(shared) => handler.with_shelves(shared.clone(), settings.session_idle),
+        None => handler,
+    };
     // The factory runs inside the request (for a session's `initialize` or a stateless
     // request), so the handler's caller belongs to the request's principal from the start.
     let service = StreamableHttpService::new(
