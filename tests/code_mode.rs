@@ -218,7 +218,10 @@ async fn a_snippet_deadline_ends_its_inner_calls_in_flight_and_a_catalogue_tool_
     let runs = runs(&gate).await;
     let spin = runs.iter().find(|r| r["slug"] == "spin").expect("the inner run");
     assert_eq!(spin["parent_run_id"], s["run_id"], "{runs:?}");
-    assert_eq!(spin["status"], "CANCELLED", "{runs:?}");
+    // Ended by the snippet's deadline (cancelled) or, started a moment later with the
+    // same limit, by its own at the same time; either way over before the answer.
+    let status = spin["status"].as_str().unwrap();
+    assert!(status == "CANCELLED" || status == "TIMEOUT", "{runs:?}");
     gate.stop().await;
 }
 
