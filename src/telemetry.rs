@@ -81,11 +81,3 @@ pub fn parent(span: &tracing::Span, carrier: &HashMap<String, String>) {
     let context = TraceContextPropagator::new().extract(carrier);
     let _ = span.set_parent(context);
 }
-
-/// The trace id of `span` as 32 hex digits, when it is exported (sampled or not).
-pub fn trace_id(span: &tracing::Span) -> Option<String> {
-    use opentelemetry::trace::TraceContextExt;
-    let context = span.context();
-    let id = context.span().span_context().trace_id();
-    (id != opentelemetry::trace::TraceId::INVALID).then(|| id.to_string())
-}

@@ -16,7 +16,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Caller, Gateway, Reach, Run, Ticket};
+use super::{Caller, Gateway, Placing, Reach, Run, Ticket};
 use crate::access::Scope;
 use crate::backends::js::typings::function_name;
 use crate::backends::{Form, Shape, Tools};
@@ -156,7 +156,7 @@ impl Tools for Inner<'_> {
             let ticket: Result<Ticket, Error> = self.gateway.admit(&self.caller, &entry).await;
             let run = self
                 .gateway
-                .call_inner(&self.caller, &entry, params, ticket, cancel)
+                .call_placed(&self.caller, &entry, params, (ticket, Placing::Parent), cancel)
                 .await;
             answered(run)
         })

@@ -308,21 +308,9 @@ impl Gateway {
             .await
     }
 
-    /// [`Gateway::call_admitted`] for a call a snippet's code makes: it runs in the
-    /// snippet's place among its principal's runs at once (`code.rs`).
-    async fn call_inner(
-        &self,
-        caller: &Caller,
-        entry: &Entry,
-        params: Value,
-        ticket: Result<Ticket, Error>,
-        cancel: &CancellationToken,
-    ) -> Run {
-        self.call_placed(caller, entry, params, (ticket, Placing::Parent), cancel)
-            .await
-    }
-
-    /// A call, numbered and run inside its span.
+    /// A call, numbered and run inside its span, its place among its principal's runs at
+    /// once taken as `placing` says (a call a snippet's code makes runs in the snippet's,
+    /// `code.rs`).
     async fn call_placed(
         &self,
         caller: &Caller,

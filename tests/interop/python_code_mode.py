@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 try:
@@ -26,47 +27,16 @@ try:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.types import Implementation
-    from python_sdk import leaf_exceptions  # beside this script
+    from python_http import CheckFailed, check, structured  # beside this script
+    from python_sdk import leaf_exceptions
 except ImportError as exc:  # pragma: no cover - environment problem, not a test failure
     print(f"SETUP: the MCP Python SDK is not importable ({exc})", file=sys.stderr)
     sys.exit(2)
 
 GLOBAL_TIMEOUT_SECONDS = 120
 
-# The same snippet as tests/interop/ts_code_mode.mjs.
-SNIPPET = """
-const found = await tools.search("encode text as base64", {limit: 3});
-const a = await tools.base64_codec({input: "code mode"});
-const b = await tools.hex_codec({input: a.result.output});
-const c = await tools.call("case-converter", {text: "code mode", to: "snake"});
-const [d, e] = await Promise.all([tools.slugify({text: "Code Mode"}), tools.text_stats({text: "one two three"})]);
-const upstream = await tools.py__shout({words: "from code"});
-let invalid = null;
-try { await tools.base64_codec({}); } catch (err) { invalid = {code: err.code, retryable: err.retryable}; }
-return {
-  found: found[0].slug,
-  steps: [a, b, c, d, e].map((r) => r.success),
-  snake: c.result.output ?? c.result,
-  loud: upstream.loud,
-  invalid,
-};
-"""
-
-
-class CheckFailed(Exception):
-    def __init__(self, what: str, expected: Any, got: Any) -> None:
-        super().__init__(what)
-        self.what, self.expected, self.got = what, expected, got
-
-
-def check(condition: bool, what: str, expected: Any, got: Any) -> None:
-    if not condition:
-        raise CheckFailed(what, expected, got)
-    print(f"ok: {what}", flush=True)
-
-
-def structured(result: Any) -> dict[str, Any]:
-    return result.structured_content or {}
+# The snippet ts_code_mode.mjs runs too.
+SNIPPET = (Path(__file__).parent / "code_mode_snippet.js").read_text(encoding="utf-8")
 
 
 async def open_session(url: str, key: str | None, who: str, stack: AsyncExitStack) -> ClientSession:

@@ -12,6 +12,8 @@
 // One "ok: ..." line per check passed, "FAIL: ..." per check failed; exit 0 only when all
 // passed, 1 otherwise, 2 on a usage or setup problem. A global timeout bounds the run.
 
+import { readFileSync } from "node:fs";
+
 import { check, deadline, expect, finish, sdk as load, show } from "./harness.mjs";
 
 const GLOBAL_TIMEOUT_MS = 120_000;
@@ -27,24 +29,8 @@ const { StreamableHTTPClientTransport } = await load(nodeModules, "client/stream
 
 const timer = deadline(GLOBAL_TIMEOUT_MS);
 
-// The same snippet as python_code_mode.py.
-const SNIPPET = `
-const found = await tools.search("encode text as base64", {limit: 3});
-const a = await tools.base64_codec({input: "code mode"});
-const b = await tools.hex_codec({input: a.result.output});
-const c = await tools.call("case-converter", {text: "code mode", to: "snake"});
-const [d, e] = await Promise.all([tools.slugify({text: "Code Mode"}), tools.text_stats({text: "one two three"})]);
-const upstream = await tools.py__shout({words: "from code"});
-let invalid = null;
-try { await tools.base64_codec({}); } catch (err) { invalid = {code: err.code, retryable: err.retryable}; }
-return {
-  found: found[0].slug,
-  steps: [a, b, c, d, e].map((r) => r.success),
-  snake: c.result.output ?? c.result,
-  loud: upstream.loud,
-  invalid,
-};
-`;
+// The snippet python_code_mode.py runs too.
+const SNIPPET = readFileSync(new URL("./code_mode_snippet.js", import.meta.url), "utf8");
 
 async function open(at, key, who) {
   const requestInit = key ? { headers: { authorization: `Bearer ${key}` } } : undefined;
