@@ -76,6 +76,7 @@ fn record(c: &mut Criterion) {
                         principal: None,
                         request_id: None,
                         parent_run_id: None,
+                        trace_id: None,
                     })
                 })
             });

@@ -15,6 +15,7 @@ use reqwest::header::{AUTHORIZATION, ETAG, IF_NONE_MATCH, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::error::Error;
 use crate::limits::API_BODY_BYTES;
@@ -217,11 +218,11 @@ impl ApiClient {
     /// `GET /api/tools`, conditional on `etag`.
     pub async fn list(&self, etag: Option<&str>) -> Result<ListAnswer, Error> {
         let url = self.url(&["tools"]);
-        let mut request = self.authorised(self.http.get(url.clone()));
+        let mut request = self.http.get(url.clone());
         if let Some(etag) = etag {
             request = request.header(IF_NONE_MATCH, etag);
         }
-        let response = request.send().await.map_err(|e| self.transport_error(&url, &e))?;
+        let (response, _span) = self.send("GET", "/api/tools", &url, request).await?;
         if response.status() == StatusCode::NOT_MODIFIED {
             return Ok(ListAnswer::NotModified);
         }
@@ -237,11 +238,8 @@ impl ApiClient {
     /// `GET /api/tools/{slug}/source`; `None` when the tool has none (404).
     pub async fn source(&self, slug: &str) -> Result<Option<SourceAnswer>, Error> {
         let url = self.url(&["tools", slug, "source"]);
-        let response = self
-            .authorised(self.http.get(url.clone()))
-            .send()
-            .await
-            .map_err(|e| self.transport_error(&url, &e))?;
+        let request = self.http.get(url.clone());
+        let (response, _span) = self.send("GET", "/api/tools/{slug}/source", &url, request).await?;
         if response.status() == StatusCode::NOT_FOUND {
             return Ok(None);
         }
@@ -253,11 +251,8 @@ impl ApiClient {
     pub async fn run(&self, slug: &str, params: &Value) -> Result<RunAnswer, Error> {
         let url = self.url(&["tools", slug, "run"]);
         let body = serde_json::json!({ "params": params });
-        let response = self
-            .authorised(self.http.post(url.clone()).json(&body))
-            .send()
-            .await
-            .map_err(|e| self.transport_error(&url, &e))?;
+        let request = self.http.post(url.clone()).json(&body);
+        let (response, _span) = self.send("POST", "/api/tools/{slug}/run", &url, request).await?;
         let body = self.success_body(&url, response).await?;
         serde_json::from_slice(&body).map_err(|e| bad_body(&url, &e))
     }
@@ -268,6 +263,49 @@ impl ApiClient {
             path.extend(segments);
         }
         url
+    }
+
+    /// Sends `request` (`method` to the route `template`, at `url`) with the key and the
+    /// trace context, inside an HTTP client span that the caller holds (and so times)
+    /// until it has read the body.
+    async fn send(
+        &self,
+        method: &'static str,
+        template: &'static str,
+        url: &Url,
+        request: reqwest::RequestBuilder,
+    ) -> Result<(reqwest::Response, tracing::Span), Error> {
+        let span = tracing::info_span!(
+            target: "toolgate::api",
+            "catalogue API",
+            otel.name = %format!("{method} {template}"),
+            otel.kind = "client",
+            http.request.method = method,
+            url.template = template,
+            server.address = url.host_str().unwrap_or(""),
+            server.port = i64::from(url.port_or_known_default().unwrap_or(0)),
+            http.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let mut request = self.authorised(request);
+        for (key, value) in crate::telemetry::carrier_of(&span) {
+            request = request.header(key, value);
+        }
+        match request.send().instrument(span.clone()).await {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                span.record("http.response.status_code", i64::from(status));
+                if status >= 400 {
+                    span.record("error.type", status);
+                }
+                Ok((response, span))
+            }
+            Err(e) => {
+                let error = self.transport_error(url, &e);
+                span.record("error.type", error.code());
+                Err(error)
+            }
+        }
     }
 
     fn authorised(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {

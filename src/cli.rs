@@ -76,6 +76,10 @@ pub struct Cli {
     /// comma-separated host:port, ip, ip:port ([v6]:port) or CIDR (10.1.2.0/24).
     #[arg(long, env = "TOOLGATE_FETCH_ALLOW", global = true, default_value = "")]
     pub fetch_allow: String,
+    /// Hosts JavaScript `fetch` passes the trace context to (traceparent, tracestate),
+    /// when traces are exported: comma-separated host or host:port, or *. None by default.
+    #[arg(long, env = "TOOLGATE_FETCH_TRACE", global = true, default_value = "")]
+    pub fetch_trace: String,
     /// Heap cap of one local JavaScript run, in MiB.
     #[arg(long, env = "TOOLGATE_JS_HEAP_MB", global = true, default_value_t = (limits::JS_HEAP_BYTES / (1024 * 1024)) as u64)]
     pub js_heap_mb: u64,
@@ -412,6 +416,7 @@ impl Cli {
             code_calls: self.code_calls,
             code_parallel: self.code_parallel,
             fetch_allow: self.fetch_allow,
+            fetch_trace: self.fetch_trace,
             nx_node_path: self.nx_node_path,
             nx_ecosystem_root: self.nx_ecosystem_root,
             http: self.http,

@@ -48,6 +48,9 @@ pub struct Config {
     /// Internal addresses JavaScript `fetch` may reach despite the address policy
     /// (`TOOLGATE_FETCH_ALLOW`). By default, none.
     pub fetch_allow: FetchAllow,
+    /// Hosts JavaScript `fetch` passes the trace context to (`TOOLGATE_FETCH_TRACE`).
+    /// By default, none.
+    pub fetch_trace: crate::telemetry::FetchTrace,
     /// MCP over Streamable HTTP instead of stdio (`--http`), when asked for.
     pub http: Option<HttpSettings>,
     /// Connection caps and timeouts of both HTTP servers (`--http`, `catalogue serve`).
@@ -119,6 +122,8 @@ pub struct Raw {
     pub code_parallel: u64,
     /// `TOOLGATE_FETCH_ALLOW`.
     pub fetch_allow: String,
+    /// `TOOLGATE_FETCH_TRACE`.
+    pub fetch_trace: String,
     /// `NX_NODE_PATH`.
     pub nx_node_path: Option<PathBuf>,
     /// `NX_ECOSYSTEM_ROOT`.
@@ -318,6 +323,7 @@ impl Config {
         };
         check_range("TOOLGATE_VALIDATORS", raw.validators, VALIDATORS_RANGE)?;
         let fetch_allow = FetchAllow::parse(&raw.fetch_allow)?;
+        let fetch_trace = crate::telemetry::FetchTrace::parse(&raw.fetch_trace)?;
         let http = match raw.http.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
             Some(listen) => Some(HttpSettings::parse(
                 listen,
@@ -387,6 +393,7 @@ impl Config {
             nx_ecosystem_root: raw.nx_ecosystem_root,
             limits,
             fetch_allow,
+            fetch_trace,
             http,
             connections,
             keys_file: raw.keys_file.filter(|p| !p.as_os_str().is_empty()),

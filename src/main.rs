@@ -456,7 +456,8 @@ fn gateway(
         toolgate::backends::nyxilum::Nyxilum::new(locator).with_concurrent_runs(config.limits.nyx_concurrent_runs);
     let worker = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     let js = toolgate::backends::js::Js::new(JsLimits::from(&config.limits), worker)
-        .with_fetch_allow(config.fetch_allow.clone());
+        .with_fetch_allow(config.fetch_allow.clone())
+        .with_fetch_trace(config.fetch_trace.clone());
     let families = Families::new(
         config.runtimes,
         config.execution,

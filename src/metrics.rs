@@ -14,9 +14,10 @@ use std::sync::OnceLock;
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::exemplar::HistogramWithExemplars;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::exponential_buckets;
 use prometheus_client::registry::Registry;
 
 /// The `Content-Type` of [`Metrics::render`]'s text.
@@ -31,6 +32,14 @@ pub struct RequestLabels {
     pub method: &'static str,
     /// The answer's status code.
     pub status: u16,
+}
+
+/// The exemplar of a latency bucket: the trace of a request that fell in it (when
+/// traces are exported), so a slow bucket leads to a trace that shows why.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TraceLabel {
+    /// The trace's id, 32 hex digits.
+    pub trace_id: String,
 }
 
 /// Labels of a run.
@@ -153,6 +162,7 @@ pub struct PoolUse {
 /// Reads the worker pool's use; set by the pool, called on each render.
 type PoolProbe = Box<dyn Fn() -> PoolUse + Send + Sync>;
 
+type Histogram = HistogramWithExemplars<TraceLabel>;
 type Histograms = Family<RequestLabels, Histogram, fn() -> Histogram>;
 
 /// Every metric of the process.
@@ -172,6 +182,7 @@ pub struct Metrics {
     upstream_dropped: Family<DroppedLabels, Counter>,
     redis_up: Gauge,
     redis_errors: Counter,
+    trace_dropped: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -191,7 +202,7 @@ struct PoolGauges {
 
 /// Request latency buckets: 0.5 ms doubling to about 16 s.
 fn latency_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.000_5, 2.0, 16))
+    HistogramWithExemplars::new(exponential_buckets(0.000_5, 2.0, 16))
 }
 
 impl Metrics {
@@ -274,7 +285,14 @@ impl Metrics {
             "With TOOLGATE_REDIS: exchanges with the fleet's Redis that failed (unreachable, too slow, or an error answer)",
             redis_errors.clone(),
         );
+        let trace_dropped = Counter::default();
+        registry.register(
+            "trace_spans_dropped",
+            "Spans not exported because the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE): the collector down or slower than the spans come",
+            trace_dropped.clone(),
+        );
         Metrics {
+            trace_dropped,
             registry,
             requests,
             latency,
@@ -293,10 +311,17 @@ impl Metrics {
         }
     }
 
-    /// Counts one answered request and its latency in seconds.
-    pub fn request(&self, labels: &RequestLabels, seconds: f64) {
+    /// Counts one answered request and its latency in seconds; `trace_id`, the trace of
+    /// the request when traces are exported, becomes its bucket's exemplar.
+    pub fn request(&self, labels: &RequestLabels, seconds: f64, trace_id: Option<&str>) {
         self.requests.get_or_create(labels).inc();
-        self.latency.get_or_create(labels).observe(seconds);
+        let exemplar = trace_id.map(|t| TraceLabel { trace_id: t.to_owned() });
+        self.latency.get_or_create(labels).observe(seconds, exemplar, None);
+    }
+
+    /// Counts one span dropped at the full export queue (`crate::telemetry`).
+    pub fn trace_span_dropped(&self) {
+        self.trace_dropped.inc();
     }
 
     /// Counts one run of `family` that ended with `code` (`ok` on success).
@@ -405,7 +430,7 @@ mod tests {
             method: "GET",
             status: 200,
         };
-        metrics.request(&labels, 0.002);
+        metrics.request(&labels, 0.002, None);
         metrics.run("catalogue", "RATE_LIMITED");
         metrics.rate_limited("runs");
         metrics.refresh("built", Some(34));

@@ -9,16 +9,26 @@
 //! A client's trace context (`traceparent`/`tracestate`, W3C Trace Context) becomes the
 //! parent of the span of its request ([`parent`]).
 
+mod queue;
+
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// The service name spans carry when `OTEL_SERVICE_NAME` does not say one.
 const SERVICE: &str = "toolgate";
+
+/// Set once an exporter runs: the helpers below then read and pass on trace contexts;
+/// unset they return at once, so a process without traces pays one atomic load.
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// The W3C Trace Context headers a context travels in.
+pub const HEADERS: [&str; 2] = ["traceparent", "tracestate"];
 
 /// An exporter running: flushes what it holds when shut down.
 #[derive(Debug)]
@@ -62,22 +72,180 @@ where
     if std::env::var("OTEL_SERVICE_NAME").is_err() {
         resource = resource.with_service_name(SERVICE);
     }
+    // The batch processor's queue, bounded in front of it so drops are counted (`queue`).
+    let bound = std::env::var(opentelemetry_sdk::trace::OTEL_BSP_MAX_QUEUE_SIZE)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(opentelemetry_sdk::trace::OTEL_BSP_MAX_QUEUE_SIZE_DEFAULT);
+    let held = std::sync::Arc::new(queue::Held::default());
+    let exporter = queue::Counted {
+        inner: exporter,
+        held: held.clone(),
+    };
+    let config = opentelemetry_sdk::trace::BatchConfigBuilder::default()
+        .with_max_queue_size(bound)
+        .build();
+    let batch = opentelemetry_sdk::trace::BatchSpanProcessor::builder(exporter)
+        .with_batch_config(config)
+        .build();
     let provider = SdkTracerProvider::builder()
-        .with_batch_exporter(exporter)
+        .with_span_processor(queue::Bounded {
+            inner: batch,
+            held,
+            bound,
+        })
         .with_resource(resource.build())
         .build();
     let tracer = provider.tracer("toolgate");
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let layer = tracing_opentelemetry::layer().with_tracer(tracer);
+    ON.store(true, Ordering::Relaxed);
     Ok(Some((layer, Exporting { provider })))
 }
 
 /// Makes the trace context in `carrier` (`traceparent`, `tracestate`) the parent of
 /// `span`; a carrier without a valid `traceparent` leaves it a root.
 pub fn parent(span: &tracing::Span, carrier: &HashMap<String, String>) {
-    if !carrier.contains_key("traceparent") {
+    if !on() || !carrier.contains_key("traceparent") {
         return;
     }
     let context = TraceContextPropagator::new().extract(carrier);
     let _ = span.set_parent(context);
+}
+
+/// Whether this process exports spans ([`start`] built an exporter).
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// The trace context of `span` as W3C Trace Context fields (`traceparent`, and
+/// `tracestate` when there is one), to pass on to the next hop; empty when no trace is
+/// exported.
+pub fn carrier_of(span: &tracing::Span) -> HashMap<String, String> {
+    let mut carrier = HashMap::new();
+    if on() {
+        TraceContextPropagator::new().inject_context(&span.context(), &mut carrier);
+    }
+    carrier
+}
+
+/// [`carrier_of`] the current span.
+pub fn carrier() -> HashMap<String, String> {
+    carrier_of(&tracing::Span::current())
+}
+
+/// Adds the current span's trace context to the headers of an outgoing HTTP request
+/// (nothing when no trace is exported).
+pub fn inject(headers: &mut reqwest::header::HeaderMap) {
+    for (key, value) in carrier() {
+        if let (Ok(name), Ok(value)) = (
+            reqwest::header::HeaderName::from_bytes(key.as_bytes()),
+            reqwest::header::HeaderValue::from_str(&value),
+        ) {
+            headers.insert(name, value);
+        }
+    }
+}
+
+/// The trace context an incoming HTTP request carries in its headers.
+pub fn from_headers(headers: &reqwest::header::HeaderMap) -> HashMap<String, String> {
+    let mut carrier = HashMap::new();
+    if on() {
+        for key in HEADERS {
+            if let Some(value) = headers.get(key).and_then(|v| v.to_str().ok()) {
+                carrier.insert(key.to_owned(), value.to_owned());
+            }
+        }
+    }
+    carrier
+}
+
+/// The id of the trace `span` belongs to (32 hex digits), when traces are exported.
+pub fn trace_id_of(span: &tracing::Span) -> Option<String> {
+    if !on() {
+        return None;
+    }
+    let context = span.context();
+    let span_context = context.span().span_context().clone();
+    span_context.is_valid().then(|| span_context.trace_id().to_string())
+}
+
+/// [`trace_id_of`] the current span: for the history entry of a run.
+pub fn trace_id() -> Option<String> {
+    trace_id_of(&tracing::Span::current())
+}
+
+/// The trace context of an HTTP request's server span, kept in the request's extensions
+/// so the MCP request it carries (handled by rmcp apart from the HTTP layers) continues
+/// that span.
+#[derive(Debug, Clone, Default)]
+pub struct Incoming(pub HashMap<String, String>);
+
+/// The hosts a JavaScript `fetch` passes the run's trace context to
+/// (`TOOLGATE_FETCH_TRACE`): none by default, since a `traceparent` tells the server
+/// fetched that a toolgate is calling and which trace the call belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchTrace {
+    /// `*`: every host.
+    any: bool,
+    /// Host names (lower case) or IP literals, each with a port or for any port.
+    hosts: Vec<(String, Option<u16>)>,
+}
+
+impl FetchTrace {
+    /// Parses the setting: comma-separated `host` or `host:port` (`[v6]:port`), or `*`;
+    /// empty: none. A malformed entry is an error naming it.
+    pub fn parse(raw: &str) -> Result<FetchTrace, String> {
+        let mut trace = FetchTrace::default();
+        for entry in raw.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            if entry == "*" {
+                trace.any = true;
+                continue;
+            }
+            let bad = |why: &str| format!("TOOLGATE_FETCH_TRACE: \"{entry}\" {why}; give host, host:port or *");
+            let url = reqwest::Url::parse(&format!("http://{entry}/")).map_err(|_| bad("is not a host"))?;
+            let host = url.host_str().ok_or_else(|| bad("names no host"))?;
+            if url.path() != "/" || !url.username().is_empty() || url.query().is_some() {
+                return Err(bad("is more than a host and port"));
+            }
+            trace.hosts.push((host.to_ascii_lowercase(), url.port()));
+        }
+        Ok(trace)
+    }
+
+    /// Whether a request to `url` carries the trace context.
+    pub fn allows(&self, url: &reqwest::Url) -> bool {
+        if self.any {
+            return true;
+        }
+        let Some(host) = url.host_str() else { return false };
+        let port = url.port_or_known_default();
+        self.hosts
+            .iter()
+            .any(|(h, p)| h.eq_ignore_ascii_case(host) && p.is_none_or(|p| Some(p) == port))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FetchTrace;
+
+    #[test]
+    fn fetch_trace_names_hosts_with_or_without_a_port_or_every_host() {
+        let url = |u: &str| reqwest::Url::parse(u).unwrap();
+        let none = FetchTrace::parse(" ").unwrap();
+        assert!(!none.allows(&url("http://127.0.0.1:8080/")));
+        let some = FetchTrace::parse("api.example.com, 127.0.0.1:8080,[::1]:9000").unwrap();
+        assert!(some.allows(&url("https://API.example.com/x?y")));
+        assert!(some.allows(&url("http://127.0.0.1:8080/")));
+        assert!(!some.allows(&url("http://127.0.0.1:8081/")));
+        assert!(some.allows(&url("http://[::1]:9000/")));
+        assert!(!some.allows(&url("https://example.com/")));
+        assert!(FetchTrace::parse("*").unwrap().allows(&url("https://example.com/")));
+        for bad in ["http://x/y", "a b", "host/path", "user@host"] {
+            let e = FetchTrace::parse(bad).unwrap_err();
+            assert!(e.contains("TOOLGATE_FETCH_TRACE") && e.contains(bad), "{bad}: {e}");
+        }
+    }
 }

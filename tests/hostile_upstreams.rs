@@ -256,7 +256,7 @@ async fn bounded_call(gate: &Gate, name: &str, args: Value) -> rmcp::model::Call
 
 /// The Python server serving Streamable HTTP on a free loopback port (plain JSON answers
 /// with `json`, else SSE), once it listens; its `mcpServers` entry.
-async fn py_http(state: &std::path::Path, json: bool) -> (tokio::process::Child, Value) {
+pub async fn py_http(state: &std::path::Path, json: bool) -> (tokio::process::Child, Value) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -16,17 +16,18 @@ use crate::upstream::python;
 use crate::util::raw_exchange;
 
 /// A bound against a hang while waiting for spans, never a speed assertion.
-const WAIT: Duration = Duration::from_secs(60);
+pub const WAIT: Duration = Duration::from_secs(60);
 
 /// The receiver, running: its port, each span it decoded as it comes, and those read.
-struct Receiver {
+pub struct Receiver {
     _child: Child,
-    port: u16,
+    pub port: u16,
     spans: mpsc::UnboundedReceiver<Value>,
     got: Vec<Value>,
 }
 
-async fn receiver() -> Receiver {
+/// A receiver started for one test.
+pub async fn receiver() -> Receiver {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/telemetry/otlp_receiver.py");
     let mut child = Command::new(python())
         .arg(script)
@@ -58,7 +59,7 @@ async fn receiver() -> Receiver {
 
 impl Receiver {
     /// Every span received so far, once they satisfy `done` (bounded).
-    async fn until(&mut self, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    pub async fn until(&mut self, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         while !done(&self.got) {
             match tokio::time::timeout(WAIT, self.spans.recv()).await {
                 Ok(Some(span)) => self.got.push(span),
@@ -69,8 +70,8 @@ impl Receiver {
     }
 }
 
-const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
-const PARENT: &str = "00f067aa0ba902b7";
+pub const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+pub const PARENT: &str = "00f067aa0ba902b7";
 
 #[tokio::test]
 async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {

@@ -58,6 +58,7 @@ mod shell;
 mod source_naming;
 mod stdout_purity;
 mod telemetry;
+mod telemetry_flow;
 mod terminal;
 mod tool_client;
 mod upstream;

@@ -12,6 +12,7 @@ use futures::future::BoxFuture;
 use moka::future::Cache;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::content;
 use super::js::{Js, tool_answer};
@@ -226,7 +227,12 @@ impl Catalogue {
                     .run_typescript_tool(&code, file_name(slug, file, "ts"), params.clone(), party, cancel)
                     .await,
             ),
-            Runtime::Nyxilum => match self.nyxilum.tool(slug, &code, params).await {
+            Runtime::Nyxilum => match self
+                .nyxilum
+                .tool(slug, &code, params)
+                .instrument(tracing::info_span!("nyxilum"))
+                .await
+            {
                 Ok((result, out)) => {
                     let output = Output {
                         truncated: out.is_truncated(),

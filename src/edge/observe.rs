@@ -4,7 +4,10 @@
 //! [`crate::metrics`], and the `/metrics` route that renders them.
 //!
 //! The layer is the outermost of each server, so a request refused by the access layer
-//! (401, 403, 429) is logged and counted too.
+//! (401, 403, 429) is logged and counted too. With traces exported ([`crate::telemetry`])
+//! each request is an HTTP server span (`http.request.method`, `http.route`,
+//! `http.response.status_code`) continuing the client's `traceparent`, and its access
+//! log line names the trace (`trace_id`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,6 +18,7 @@ use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use tracing::Instrument;
 
 use crate::access::Principal;
 use crate::metrics::{self, RequestLabels};
@@ -59,24 +63,62 @@ pub async fn observe(mut request: Request, next: Next) -> Response {
     let method = metrics::method_label(request.method().as_str());
     let path = request.uri().path().to_owned();
     request.extensions_mut().insert(id.clone());
-    let mut answer = next.run(request).await;
+    let span = tracing::info_span!(
+        target: "toolgate::http",
+        "HTTP",
+        otel.name = %format!("{method} {route}"),
+        otel.kind = "server",
+        http.request.method = method,
+        http.route = %route,
+        http.response.status_code = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    );
+    let trace = if crate::telemetry::on() {
+        crate::telemetry::parent(&span, &crate::telemetry::from_headers(request.headers()));
+        request
+            .extensions_mut()
+            .insert(crate::telemetry::Incoming(crate::telemetry::carrier_of(&span)));
+        crate::telemetry::trace_id_of(&span)
+    } else {
+        None
+    };
+    let mut answer = next.run(request).instrument(span.clone()).await;
     let elapsed = clock.elapsed();
     let status = answer.status().as_u16();
+    span.record("http.response.status_code", i64::from(status));
+    if status >= 500 {
+        span.record("error.type", status);
+    }
     if let Ok(value) = HeaderValue::from_str(&id.0) {
         answer.headers_mut().insert("x-request-id", value);
     }
     let principal = answer.extensions().get::<Principal>().map(|p| p.id.clone());
-    tracing::info!(
-        target: "toolgate_access",
-        request_id = %id.0,
-        method = %method,
-        path = %path,
-        status,
-        ms = log_ms(elapsed),
-        principal = principal.as_deref().unwrap_or("-"),
-        "request"
-    );
-    metrics::get().request(&RequestLabels { route, method, status }, elapsed.as_secs_f64());
+    let principal = principal.as_deref().unwrap_or("-");
+    match &trace {
+        Some(trace_id) => tracing::info!(
+            target: "toolgate_access",
+            request_id = %id.0,
+            method = %method,
+            path = %path,
+            status,
+            ms = log_ms(elapsed),
+            principal,
+            trace_id = %trace_id,
+            "request"
+        ),
+        None => tracing::info!(
+            target: "toolgate_access",
+            request_id = %id.0,
+            method = %method,
+            path = %path,
+            status,
+            ms = log_ms(elapsed),
+            principal,
+            "request"
+        ),
+    }
+    let labels = RequestLabels { route, method, status };
+    metrics::get().request(&labels, elapsed.as_secs_f64(), trace.as_deref());
     answer
 }
 /// A duration as the access log writes it: milliseconds to the microsecond

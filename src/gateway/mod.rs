@@ -282,15 +282,22 @@ impl Gateway {
             Entry::Builtin(_) => Scope::Runtimes,
             Entry::Catalogue { .. } | Entry::Upstream { .. } => Scope::Run,
         };
-        caller.may(scope)?;
-        if let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) {
-            limiter.take(principal).await.inspect_err(|e| {
-                if e.code() == "RATE_LIMITED" {
-                    crate::metrics::get().rate_limited("runs");
-                }
-            })?;
+        let span = tracing::info_span!("admit", error.type = tracing::field::Empty);
+        let admitted = async {
+            caller.may(scope)?;
+            if let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) {
+                limiter.take(principal).await.inspect_err(|e| {
+                    if e.code() == "RATE_LIMITED" {
+                        crate::metrics::get().rate_limited("runs");
+                    }
+                })?;
+            }
+            Ok(Ticket(()))
         }
-        Ok(Ticket(()))
+        .instrument(span.clone())
+        .await;
+        failed(&span, admitted.as_ref().err());
+        admitted
     }
 
     /// [`Gateway::call`] after [`Gateway::admit`]: a refused `ticket` is recorded as a
@@ -379,7 +386,10 @@ impl Gateway {
         // Whether the params were read (validated), which decides what history keeps.
         let (answer, read, params) = match placed {
             Err(e) => (Answer::refused(e), false, params),
-            Ok(_place) => match validate(entry, params).await {
+            Ok(_place) => match validate(entry, params)
+                .instrument(tracing::info_span!("validate"))
+                .await
+            {
                 (Err(e), params) => (Answer::refused(e), true, params),
                 (Ok(()), params) => {
                     let answer = tokio::select! {
@@ -416,14 +426,21 @@ impl Gateway {
         let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) else {
             return Ok(None);
         };
-        tokio::select! {
-            placed = limiter.place(principal) => placed.map(Some).inspect_err(|e| {
-                if e.code() == "RATE_LIMITED" {
-                    crate::metrics::get().rate_limited("runs");
-                }
-            }),
-            () = cancel.cancelled() => Err(Error::Cancelled),
+        let span = tracing::info_span!("queue", toolgate.queue = "runs at once", error.type = tracing::field::Empty);
+        let placed = async {
+            tokio::select! {
+                placed = limiter.place(principal) => placed.map(Some).inspect_err(|e| {
+                    if e.code() == "RATE_LIMITED" {
+                        crate::metrics::get().rate_limited("runs");
+                    }
+                }),
+                () = cancel.cancelled() => Err(Error::Cancelled),
+            }
         }
+        .instrument(span.clone())
+        .await;
+        failed(&span, placed.as_ref().err());
+        placed
     }
 
     /// The call, made by the entry's family; a snippet (run `id`) gets the tools its
@@ -446,7 +463,16 @@ impl Gateway {
             cancel,
             tools: inner.as_ref().map(|i| i as &dyn Tools),
         };
-        entry.backend().call(call).await
+        let family = entry.backend().family();
+        let span = tracing::info_span!(
+            "execute",
+            otel.name = %format!("execute {family}"),
+            toolgate.family = family,
+            error.type = tracing::field::Empty,
+        );
+        let answer = entry.backend().call(call).instrument(span.clone()).await;
+        failed(&span, answer.ended.as_ref().err());
+        answer
     }
 
     /// A check of whether a tool of `snapshot` can run here: `Ok`, else why not (a
@@ -479,6 +505,13 @@ impl Gateway {
     /// HTTP catalogue, `None` for local catalogues, which never change.
     pub fn refresh_interval(&self) -> Option<std::time::Duration> {
         self.store.api().map(|_| self.store.ttl())
+    }
+}
+
+/// Records on `span` the stable code of the error a step ended with, if one did.
+fn failed(span: &tracing::Span, error: Option<&Error>) {
+    if let Some(e) = error {
+        span.record("error.type", e.code());
     }
 }
 
@@ -568,6 +601,7 @@ fn finished<'a>(
         principal: caller.principal().map(|p| &*p.id),
         request_id: caller.request(),
         parent_run_id: caller.parent(),
+        trace_id: crate::telemetry::trace_id(),
     }
 }
 

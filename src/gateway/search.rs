@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use super::Gateway;
 use crate::catalogue::{Snapshot, Tool};
@@ -72,11 +73,18 @@ impl Gateway {
         // The query's vector costs milliseconds of CPU: off the async workers, and only
         // for a query the lexical ranker does not refuse.
         let meaning = self.meaning();
-        let vector = match meaning.ranker(snapshot).await {
+        // Waiting for the snapshot's tools to be embedded (the index a hybrid search
+        // needs) is a span of its own, as is embedding the query.
+        let index = tracing::info_span!("search index", toolgate.ranker = tracing::field::Empty);
+        let ranker = meaning.ranker(snapshot).instrument(index.clone()).await;
+        index.record("toolgate.ranker", ranker.label());
+        drop(index);
+        let vector = match ranker {
             Ranker::Hybrid => {
                 snapshot.check_query(searched).map_err(refused)?;
                 let (meaning, q) = (meaning.clone(), searched.to_owned());
                 tokio::task::spawn_blocking(move || meaning.query(&q))
+                    .instrument(tracing::info_span!("embed query"))
                     .await
                     .ok()
                     .flatten()

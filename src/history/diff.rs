@@ -158,6 +158,7 @@ mod tests {
             principal: None,
             request_id: None,
             parent_run_id: None,
+            trace_id: None,
         }
     }
 

@@ -81,6 +81,9 @@ pub struct Record {
     pub request_id: Option<String>,
     /// The run whose code made this call (code mode: `tools.call` in a snippet).
     pub parent_run_id: Option<String>,
+    /// The trace the run belongs to, when traces are exported (`OTEL_*` settings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 /// A run as it finished, to be recorded.
@@ -104,6 +107,8 @@ pub struct Finished<'a> {
     pub request_id: Option<&'a str>,
     /// The run whose code made the call, when code did.
     pub parent_run_id: Option<&'a str>,
+    /// The trace it belongs to, when traces are exported.
+    pub trace_id: Option<String>,
 }
 
 /// What a call sent, as history is to keep it.
@@ -157,13 +162,15 @@ impl Record {
     }
 
     /// Adds `"principal"` and `"request_id"` to `body` (an object) when the run came
-    /// over HTTP, and `"parent_run_id"` when a snippet's code made it.
+    /// over HTTP, `"parent_run_id"` when a snippet's code made it, and `"trace_id"` when
+    /// traces are exported.
     pub fn name_principal(&self, body: &mut Value) {
         let Some(object) = body.as_object_mut() else { return };
         let named = [
             ("principal", &self.principal),
             ("request_id", &self.request_id),
             ("parent_run_id", &self.parent_run_id),
+            ("trace_id", &self.trace_id),
         ];
         for (key, value) in named {
             if let Some(value) = value {
@@ -327,6 +334,7 @@ impl History {
             principal: run.principal.map(str::to_owned),
             request_id: run.request_id.map(str::to_owned),
             parent_run_id: run.parent_run_id.map(str::to_owned),
+            trace_id: run.trace_id,
         };
         let mut runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if runs.len() == HISTORY_RUNS {
@@ -385,6 +393,7 @@ mod tests {
             principal: None,
             request_id: None,
             parent_run_id: None,
+            trace_id: None,
             id: format!("r{n}"),
             slug: "echo",
             started: SystemTime::now(),
@@ -443,6 +452,7 @@ mod tests {
             principal: None,
             request_id: None,
             parent_run_id: None,
+            trace_id: None,
             id: "r1".into(),
             slug: "echo",
             started: SystemTime::now(),
@@ -464,6 +474,7 @@ mod tests {
             principal: Some("anonymous"),
             request_id: None,
             parent_run_id: None,
+            trace_id: None,
             id: h.next_id(),
             slug: "base64-codec",
             started: SystemTime::now(),
@@ -505,6 +516,7 @@ mod tests {
             principal: None,
             request_id: None,
             parent_run_id: None,
+            trace_id: None,
             id: "r1".into(),
             slug: "echo",
             started: SystemTime::now(),

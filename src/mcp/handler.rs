@@ -20,6 +20,7 @@ use super::Advertise;
 use super::batch::Progress;
 use super::client::Client;
 use super::convert::{direct_result, failure, unknown_tool};
+use super::spans::{self, About};
 use super::watch::Watch;
 use super::{extras, meta, page, prompts, resources, tools, upstreams};
 use crate::access::Principal;
@@ -209,54 +210,66 @@ impl ServerHandler for Handler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        // An unreachable catalogue still lists the meta-tool, which explains the outage.
-        let snapshot = match self.gateway.snapshot().await {
-            Ok(s) => {
-                self.watch
-                    .observe(&self.gateway, &self.listing, &s, &context.peer)
-                    .await;
-                Some(s)
-            }
-            Err(e) => {
-                tracing::warn!("tools/list without a catalogue: {e}");
-                None
-            }
-        };
-        let listed = self.listing.advertised(&self.gateway, snapshot.as_ref());
-        let start = match request.and_then(|r| r.cursor) {
-            None => 0,
-            Some(raw) => page::start(page::List::Tools, &raw, listed.fingerprint, listed.len())
-                .map_err(|e| McpError::invalid_params(e, None))?,
-        };
-        let (tools, next) = listed.page(start);
-        let mut result = ListToolsResult::with_all_items(tools);
-        result.next_cursor = next.map(|n| page::cursor(page::List::Tools, n, listed.fingerprint));
-        Ok(result)
+        let span = spans::request("tools/list", About::Nothing, &context, None);
+        spans::traced(span, async move {
+            // An unreachable catalogue still lists the meta-tool, which explains the outage.
+            let snapshot = match self.gateway.snapshot().await {
+                Ok(s) => {
+                    self.watch
+                        .observe(&self.gateway, &self.listing, &s, &context.peer)
+                        .await;
+                    Some(s)
+                }
+                Err(e) => {
+                    tracing::warn!("tools/list without a catalogue: {e}");
+                    None
+                }
+            };
+            let listed = self.listing.advertised(&self.gateway, snapshot.as_ref());
+            let start = match request.and_then(|r| r.cursor) {
+                None => 0,
+                Some(raw) => page::start(page::List::Tools, &raw, listed.fingerprint, listed.len())
+                    .map_err(|e| McpError::invalid_params(e, None))?,
+            };
+            let (tools, next) = listed.page(start);
+            let mut result = ListToolsResult::with_all_items(tools);
+            result.next_cursor = next.map(|n| page::cursor(page::List::Tools, n, listed.fingerprint));
+            Ok(result)
+        })
+        .await
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let mut all = resources::list(&self.name);
-        if let Some(snapshot) = self.catalogue("resources/list").await {
-            all.extend(extras::resources(&snapshot));
-        }
-        all.extend(upstreams::resources(&self.gateway, &self.name).await);
-        Ok(ListResourcesResult::with_all_items(all))
+        let span = spans::request("resources/list", About::Nothing, &context, None);
+        spans::traced(span, async move {
+            let mut all = resources::list(&self.name);
+            if let Some(snapshot) = self.catalogue("resources/list").await {
+                all.extend(extras::resources(&snapshot));
+            }
+            all.extend(upstreams::resources(&self.gateway, &self.name).await);
+            Ok(ListResourcesResult::with_all_items(all))
+        })
+        .await
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let mut all = resources::templates(&self.name);
-        if let Some(snapshot) = self.catalogue("resources/templates/list").await {
-            all.extend(extras::templates(&snapshot));
-        }
-        Ok(ListResourceTemplatesResult::with_all_items(all))
+        let span = spans::request("resources/templates/list", About::Nothing, &context, None);
+        spans::traced(span, async move {
+            let mut all = resources::templates(&self.name);
+            if let Some(snapshot) = self.catalogue("resources/templates/list").await {
+                all.extend(extras::templates(&snapshot));
+            }
+            Ok(ListResourceTemplatesResult::with_all_items(all))
+        })
+        .await
     }
 
     async fn read_resource(
@@ -264,56 +277,68 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.caller_for(&context)?;
-        self.bind(&context);
-        if request.uri == format!("{}://history", self.name) {
-            self.caller.history().refresh().await.map_err(|e| {
-                McpError::internal_error(
-                    e.to_string(),
-                    Some(serde_json::json!({"code": e.code(), "retryable": e.retryable()})),
-                )
-            })?;
-        }
-        if let Some(read) = upstreams::read(&self.gateway, &self.name, &request.uri).await {
-            return Ok(read?.into());
-        }
-        Ok(ReadResourceResult::new(vec![
-            resources::read(&self.gateway, &self.caller, &self.listing, &request.uri, None).await?,
-        ])
-        .into())
+        let span = spans::request("resources/read", About::Resource(&request.uri), &context, None);
+        spans::traced(span, async move {
+            self.caller_for(&context)?;
+            self.bind(&context);
+            if request.uri == format!("{}://history", self.name) {
+                self.caller.history().refresh().await.map_err(|e| {
+                    McpError::internal_error(
+                        e.to_string(),
+                        Some(serde_json::json!({"code": e.code(), "retryable": e.retryable()})),
+                    )
+                })?;
+            }
+            if let Some(read) = upstreams::read(&self.gateway, &self.name, &request.uri).await {
+                return Ok(read?.into());
+            }
+            Ok(ReadResourceResult::new(vec![
+                resources::read(&self.gateway, &self.caller, &self.listing, &request.uri, None).await?,
+            ])
+            .into())
+        })
+        .await
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let mut all = prompts::list();
-        if let Some(snapshot) = self.catalogue("prompts/list").await {
-            all.extend(extras::prompts(&snapshot));
-        }
-        all.extend(upstreams::prompts(&self.gateway).await);
-        Ok(ListPromptsResult::with_all_items(all))
+        let span = spans::request("prompts/list", About::Nothing, &context, None);
+        spans::traced(span, async move {
+            let mut all = prompts::list();
+            if let Some(snapshot) = self.catalogue("prompts/list").await {
+                all.extend(extras::prompts(&snapshot));
+            }
+            all.extend(upstreams::prompts(&self.gateway).await);
+            Ok(ListPromptsResult::with_all_items(all))
+        })
+        .await
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let args = request.arguments.unwrap_or_default();
-        if let Some(got) = upstreams::get_prompt(&self.gateway, &request.name, args.clone()).await {
-            return Ok(got?.into());
-        }
-        if !prompts::NAMES.contains(&request.name.as_str())
-            && let Some(snapshot) = self.catalogue("prompts/get").await
-            && let Some(got) = extras::get(&snapshot, &request.name, &args)
-        {
-            return Ok(got?.into());
-        }
-        Ok(prompts::get(&self.gateway, &self.listing, &request.name, &args)
-            .await?
-            .into())
+        let span = spans::request("prompts/get", About::Prompt(&request.name), &context, None);
+        spans::traced(span, async move {
+            let args = request.arguments.unwrap_or_default();
+            if let Some(got) = upstreams::get_prompt(&self.gateway, &request.name, args.clone()).await {
+                return Ok(got?.into());
+            }
+            if !prompts::NAMES.contains(&request.name.as_str())
+                && let Some(snapshot) = self.catalogue("prompts/get").await
+                && let Some(got) = extras::get(&snapshot, &request.name, &args)
+            {
+                return Ok(got?.into());
+            }
+            Ok(prompts::get(&self.gateway, &self.listing, &request.name, &args)
+                .await?
+                .into())
+        })
+        .await
     }
 
     /// `logging/setLevel`: log messages below the level no longer reach this session (the
@@ -323,39 +348,47 @@ impl ServerHandler for Handler {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.caller.set_log_level(super::client::rank(request.level));
-        Ok(())
+        let span = spans::request("logging/setLevel", About::Nothing, &context, None);
+        spans::traced(span, async move {
+            self.caller.set_log_level(super::client::rank(request.level));
+            Ok(())
+        })
+        .await
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let catalogue = match &request.r#ref {
-            Reference::Prompt(p) if !prompts::NAMES.contains(&p.name.as_str()) => {
-                self.catalogue("completion/complete").await.and_then(|snapshot| {
-                    extras::complete(&snapshot, &p.name, &request.argument.name, &request.argument.value)
-                })
-            }
-            _ => None,
-        };
-        let values = match catalogue {
-            Some(values) => values.into_iter().take(CompletionInfo::MAX_VALUES).collect(),
-            None => {
-                prompts::complete(
-                    &self.gateway,
-                    &request.r#ref,
-                    &request.argument.name,
-                    &request.argument.value,
-                )
-                .await
-            }
-        };
-        let info = CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
-        Ok(CompleteResult::new(info))
+        let span = spans::request("completion/complete", About::Nothing, &context, None);
+        spans::traced(span, async move {
+            let catalogue = match &request.r#ref {
+                Reference::Prompt(p) if !prompts::NAMES.contains(&p.name.as_str()) => {
+                    self.catalogue("completion/complete").await.and_then(|snapshot| {
+                        extras::complete(&snapshot, &p.name, &request.argument.name, &request.argument.value)
+                    })
+                }
+                _ => None,
+            };
+            let values = match catalogue {
+                Some(values) => values.into_iter().take(CompletionInfo::MAX_VALUES).collect(),
+                None => {
+                    prompts::complete(
+                        &self.gateway,
+                        &request.r#ref,
+                        &request.argument.name,
+                        &request.argument.value,
+                    )
+                    .await
+                }
+            };
+            let info = CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
+            Ok(CompleteResult::new(info))
+        })
+        .await
     }
 
     /// `resources/subscribe`: any URI this server reads itself; `{}` once subscribed.
@@ -365,8 +398,12 @@ impl ServerHandler for Handler {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.caller_for(&context)?;
-        self.watch.subscriptions().subscribe(&self.gateway, &request.uri).await
+        let span = spans::request("resources/subscribe", About::Resource(&request.uri), &context, None);
+        spans::traced(span, async move {
+            self.caller_for(&context)?;
+            self.watch.subscriptions().subscribe(&self.gateway, &request.uri).await
+        })
+        .await
     }
 
     /// `resources/unsubscribe`: no more updates for the URI; `{}` whether or not it was
@@ -375,10 +412,14 @@ impl ServerHandler for Handler {
     async fn unsubscribe(
         &self,
         request: rmcp::model::UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.watch.subscriptions().unsubscribe(&request.uri);
-        Ok(())
+        let span = spans::request("resources/unsubscribe", About::Resource(&request.uri), &context, None);
+        spans::traced(span, async move {
+            self.watch.subscriptions().unsubscribe(&request.uri);
+            Ok(())
+        })
+        .await
     }
 
     async fn call_tool(
@@ -386,40 +427,15 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // One span a call, named and attributed as OpenTelemetry's MCP and GenAI
-        // conventions have it, whose parent is the client's trace context when it sent one.
-        let span = tracing::info_span!(
-            target: "toolgate::mcp",
+        // One span a call, whose parent is the client's trace context when it sent one.
+        let span = spans::request(
             "tools/call",
-            otel.name = %format!("tools/call {}", request.name),
-            otel.kind = "server",
-            mcp.method.name = "tools/call",
-            mcp.session.id = tracing::field::Empty,
-            jsonrpc.request.id = %context.id,
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %request.name,
-            error.type = tracing::field::Empty,
+            About::Tool(&request.name),
+            &context,
+            request.meta.as_ref(),
         );
-        let (carrier, session) = trace_context(&context, request.meta.as_ref());
-        crate::telemetry::parent(&span, &carrier);
-        if let Some(session) = session {
-            span.record("mcp.session.id", session);
-        }
         let answer = self.call_tool_in_span(request, context).instrument(span.clone()).await;
-        let code = match &answer {
-            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => r
-                .structured_content
-                .as_ref()
-                .and_then(|s| s.get("code"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .or_else(|| Some("tool_error".to_owned())),
-            Ok(_) => None,
-            Err(e) => Some(e.code.0.to_string()),
-        };
-        if let Some(code) = code {
-            span.record("error.type", code);
-        }
+        spans::record_call(&span, &answer);
         answer
     }
 }
@@ -512,37 +528,6 @@ impl Handler {
         self.watch.subscriptions().ran(&self.gateway, &context.peer).await;
         Ok(direct_result(&run).into())
     }
-}
-
-/// The W3C trace context a call carries — `traceparent` and `tracestate` in its `_meta`
-/// (MCP's convention) or, over HTTP, in its headers (`_meta` first) — and its HTTP
-/// session id.
-fn trace_context(
-    context: &RequestContext<RoleServer>,
-    meta: Option<&rmcp::model::RequestMetaObject>,
-) -> (std::collections::HashMap<String, String>, Option<String>) {
-    let mut carrier = std::collections::HashMap::new();
-    let parts = context.extensions.get::<axum::http::request::Parts>();
-    for key in ["traceparent", "tracestate"] {
-        let from_meta = [Some(&context.meta), meta]
-            .into_iter()
-            .flatten()
-            .find_map(|m| m.get(key).and_then(Value::as_str).map(str::to_owned));
-        let from_headers = || {
-            parts
-                .and_then(|p| p.headers.get(key))
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        if let Some(value) = from_meta.or_else(from_headers) {
-            carrier.insert(key.to_owned(), value);
-        }
-    }
-    let session = parts
-        .and_then(|p| p.headers.get("mcp-session-id"))
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    (carrier, session)
 }
 
 /// The principal the access layer admitted this request as, when it came over HTTP (rmcp

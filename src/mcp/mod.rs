@@ -13,6 +13,7 @@ mod page;
 mod prompts;
 mod resources;
 mod runs;
+mod spans;
 mod subscriptions;
 mod tools;
 mod types;

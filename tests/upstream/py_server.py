@@ -17,7 +17,8 @@ Tools: `echo`, `shout` (structured output), `env` (reads its environment), `add_
 with `stay_down` first creates STATE_DIR/down), `fail` (answers isError), and
 `wait_for_cancel` / `was_cancelled` (a call that only a cancellation ends, and whether
 one did), `hang` (stops answering anything, pings included), `chatty` (logs) and
-`ticks` (progress reported back to back, then the answer).
+`ticks` (progress reported back to back, then the answer), `trace_context` (the
+`traceparent` its call carried in `_meta` and, over HTTP, in its headers).
 
 For routing checks: `late_log` answers at once and, once a later call has reached the
 server (`hold` or `poke`), sends a log message and a progress notification under its own
@@ -175,6 +176,19 @@ async def hold(ctx: Context, announce: bool = False) -> str:
 def poke() -> str:
     later_call.set()
     return "poked"
+
+
+@server.tool(description="Reports the W3C trace context the call carried: in its _meta, and over HTTP in its headers.")
+def trace_context(ctx: Context) -> dict[str, str | None]:
+    meta = ctx.request_context.meta or {}
+    if not isinstance(meta, dict):
+        meta = meta.model_dump() if hasattr(meta, "model_dump") else dict(meta)
+    request = getattr(ctx.request_context, "request", None)
+    headers = getattr(request, "headers", None) or {}
+    return {
+        "meta": meta.get("traceparent"),
+        "header": headers.get("traceparent"),
+    }
 
 
 @server.tool(description="Answers with a text of `size` characters.")

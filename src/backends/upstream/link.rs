@@ -21,6 +21,7 @@ use rmcp::{Peer, RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::child::{ChildLines, pass_stderr};
 use super::ordered::Ordered;
@@ -128,8 +129,38 @@ impl Link {
     /// Calls the upstream's tool `name`. The answer is the upstream's `CallToolResult`
     /// as JSON, `isError` or not; dropped before it ends, the call is cancelled upstream.
     pub(super) async fn call(&self, name: &str, arguments: JsonObject) -> Result<Value, Error> {
+        // A client span, whose context the upstream receives in the request's `_meta`
+        // (MCP's convention; over HTTP its headers too, `web.rs`).
+        let span = tracing::info_span!(
+            target: "toolgate::upstream",
+            "upstream",
+            otel.name = %format!("tools/call {name}"),
+            otel.kind = "client",
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = name,
+            toolgate.upstream = %self.server.name,
+            error.type = tracing::field::Empty,
+        );
+        let answer = self.call_in_span(name, arguments, &span).instrument(span.clone()).await;
+        if let Err(e) = &answer {
+            span.record("error.type", e.code());
+        }
+        answer
+    }
+
+    /// [`Link::call`] inside its `span`.
+    async fn call_in_span(&self, name: &str, arguments: JsonObject, span: &tracing::Span) -> Result<Value, Error> {
         let peer = self.status()?;
-        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let carrier = crate::telemetry::carrier_of(span);
+        if !carrier.is_empty() {
+            let mut meta = rmcp::model::RequestMetaObject::new();
+            for (key, value) in carrier {
+                meta.0.0.insert(key, Value::String(value));
+            }
+            params.meta = Some(meta);
+        }
         let options = PeerRequestOptions::with_timeout(UPSTREAM_CALL_IDLE).reset_timeout_on_progress();
         // Registered before the request leaves, so what the upstream asks of the client
         // while it works finds its caller.

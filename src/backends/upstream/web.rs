@@ -15,7 +15,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
@@ -64,6 +64,25 @@ pub(super) fn limits(config: &mut rmcp::transport::streamable_http_client::Strea
     config.max_json_response_size = UPSTREAM_MESSAGE_BYTES;
 }
 
+/// The W3C trace context a tool call carries in its `_meta` (`link.rs` put it there), to
+/// go in the HTTP request's headers too, as HTTP servers and proxies read it.
+fn trace_headers(message: &ClientJsonRpcMessage, headers: &mut HashMap<HeaderName, HeaderValue>) {
+    let JsonRpcMessage::Request(request) = message else {
+        return;
+    };
+    let ClientRequest::CallToolRequest(call) = &request.request else {
+        return;
+    };
+    let Some(meta) = &call.params.meta else { return };
+    for key in crate::telemetry::HEADERS {
+        if let Some(value) = meta.0.0.get(key).and_then(serde_json::Value::as_str)
+            && let Ok(value) = HeaderValue::from_str(value)
+        {
+            headers.insert(HeaderName::from_static(key), value);
+        }
+    }
+}
+
 fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
     match message {
         JsonRpcMessage::Request(r) => Some(r.id.clone()),
@@ -108,10 +127,11 @@ impl StreamableHttpClient for Watched {
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        mut custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let id = request_id(&message);
+        trace_headers(&message, &mut custom_headers);
         let answer = self
             .inner
             .post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits)

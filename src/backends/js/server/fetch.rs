@@ -32,6 +32,8 @@ pub(crate) struct Fetcher {
     timeout: Duration,
     body_limit: usize,
     allow: Arc<FetchAllow>,
+    /// The hosts a request passes the trace context to.
+    trace: Arc<crate::telemetry::FetchTrace>,
 }
 
 /// What `fetch` does with a redirect (its `redirect` option).
@@ -60,6 +62,41 @@ pub(super) type Fetched = (Answer, OwnedSemaphorePermit);
 /// The run's places on the network, and its fetch allowance in bytes.
 pub(super) type Shares = (Arc<Semaphore>, Arc<Semaphore>);
 
+/// The span of one `fetch` (kind client): its method (`_OTHER` for one outside HTTP's
+/// own), and the host and port it asked for, never its path, query or headers, which may
+/// hold what the script was given to keep.
+pub(super) fn span(request: &Request) -> tracing::Span {
+    const METHODS: [&str; 9] = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ];
+    let method = request.method.to_ascii_uppercase();
+    let method = METHODS.iter().find(|m| **m == method).copied().unwrap_or("_OTHER");
+    let url = reqwest::Url::parse(&request.url).ok();
+    tracing::info_span!(
+        target: "toolgate::fetch",
+        "fetch",
+        otel.name = %format!("fetch {method}"),
+        otel.kind = "client",
+        http.request.method = method,
+        server.address = url.as_ref().and_then(|u| u.host_str()).unwrap_or(""),
+        server.port = i64::from(url.as_ref().and_then(reqwest::Url::port_or_known_default).unwrap_or(0)),
+        http.response.status_code = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    )
+}
+
+/// Records how a `fetch` ended on its [`span`]: the status, or the error's name.
+pub(super) fn ended(span: &tracing::Span, answer: &Result<Fetched, Failure>) {
+    match answer {
+        Ok(((head, _), _)) => {
+            span.record("http.response.status_code", i64::from(head.status));
+        }
+        Err(failure) => {
+            span.record("error.type", failure.name.as_str());
+        }
+    }
+}
+
 impl Fetcher {
     /// A fetcher with these limits, reaching internal addresses only where `allow` says.
     pub(crate) fn new(timeout: Duration, body_limit: usize, allow: FetchAllow) -> Fetcher {
@@ -68,6 +105,18 @@ impl Fetcher {
             timeout,
             body_limit,
             allow: Arc::new(allow),
+            trace: Arc::default(),
+        }
+    }
+
+    /// This fetcher passing the trace context to the hosts `trace` names.
+    pub(crate) fn with_trace(&self, trace: crate::telemetry::FetchTrace) -> Fetcher {
+        Fetcher {
+            client: OnceLock::new(),
+            timeout: self.timeout,
+            body_limit: self.body_limit,
+            allow: self.allow.clone(),
+            trace: Arc::new(trace),
         }
     }
 
@@ -167,9 +216,12 @@ impl Fetcher {
             )));
         }
         policy::admit_literal(&self.allow, &hop.url).map_err(|r| Failure::type_error(r.to_string()))?;
-        let mut request = client
-            .request(hop.method.clone(), hop.url.clone())
-            .headers(hop.headers.clone());
+        let mut headers = hop.headers.clone();
+        // Only to the hosts the operator named, checked again on every hop.
+        if crate::telemetry::on() && self.trace.allows(&hop.url) {
+            crate::telemetry::inject(&mut headers);
+        }
+        let mut request = client.request(hop.method.clone(), hop.url.clone()).headers(headers);
         if let Some(body) = &hop.body {
             request = request.body(body.clone());
         }

@@ -38,6 +38,7 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::client::Worker;
 use super::fetch::{Fetched, Fetcher};
@@ -191,6 +192,14 @@ impl Js {
         self
     }
 
+    /// The same backend passing the run's trace context to the hosts `trace` names (by
+    /// default, none). Call after [`Js::with_fetch_allow`].
+    #[must_use]
+    pub fn with_fetch_trace(mut self, trace: crate::telemetry::FetchTrace) -> Js {
+        self.fetcher = Arc::new(self.fetcher.with_trace(trace));
+        self
+    }
+
     /// The limits of each run.
     pub fn limits(&self) -> &JsLimits {
         &self.limits
@@ -272,6 +281,31 @@ impl Js {
     /// Answers when the worker does, or at the deadline or cancellation plus at most
     /// [`JS_WORKER_STOP_GRACE`].
     async fn execute(&self, job: Job, party: &Party, cancel: &CancellationToken, tools: Option<&dyn Tools>) -> Ran {
+        // The run in a worker, its wait for a place, its fetches and its code's tool calls
+        // under it.
+        let kind = match &job {
+            Job::Snippet { .. } => "snippet",
+            _ => "tool",
+        };
+        let span = tracing::info_span!("javascript", toolgate.job = kind, error.type = tracing::field::Empty);
+        let ran = self
+            .execute_in_span(job, party, cancel, tools)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &ran.0 {
+            span.record("error.type", e.code());
+        }
+        ran
+    }
+
+    /// [`Js::execute`] inside its span.
+    async fn execute_in_span(
+        &self,
+        job: Job,
+        party: &Party,
+        cancel: &CancellationToken,
+        tools: Option<&dyn Tools>,
+    ) -> Ran {
         let until = Instant::now() + self.limits.wall_clock;
         // A place among the runs and this run's heap from the shared budget, within the
         // run's own deadline, held until its worker has answered or been killed.
@@ -281,7 +315,7 @@ impl Js {
             () = tokio::time::sleep_until(until.into()) => {
                 return (Err(self.queue_timeout()), Captured::default());
             }
-            places = self.places(party) => places,
+            places = self.places(party).instrument(tracing::info_span!("queue", toolgate.queue = "javascript")) => places,
         };
         let _places: Places = match places {
             Ok(p) => p,
@@ -390,8 +424,14 @@ impl Js {
                         aborts.insert(id, cancel.clone());
                         let body = request.has_body.then_some(body);
                         let (fetcher, in_flight, buffers) = (self.fetcher.clone(), in_flight.clone(), buffers.clone());
+                        let span = super::fetch::span(&request);
                         fetches.push(Box::pin(async move {
-                            (id, fetcher.fetch(&request, body, cancel, (in_flight, buffers)).await)
+                            let answer = fetcher
+                                .fetch(&request, body, cancel, (in_flight, buffers))
+                                .instrument(span.clone())
+                                .await;
+                            super::fetch::ended(&span, &answer);
+                            (id, answer)
                         }));
                     }
                     Some((FromWorker::Note { run: r, note }, _)) if r == run && stopped.is_none() => notes.send(note),
