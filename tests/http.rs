@@ -77,7 +77,7 @@ pub struct Session {
 
 /// The JSON-RPC message answering request `id` in a POST's answer, whether the server
 /// sent it as JSON or as an SSE stream.
-fn answer_of(body: &str, id: u64) -> Value {
+pub fn answer_of(body: &str, id: u64) -> Value {
     let candidates: Vec<Value> = match serde_json::from_str::<Value>(body) {
         Ok(v) => vec![v],
         Err(_) => body

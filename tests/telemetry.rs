@@ -2,7 +2,11 @@
 //! with the official protobuf definitions (`tests/telemetry/otlp_receiver.py`, on
 //! `opentelemetry-proto`): a tool call's span continues the client's trace, named and
 //! attributed per the MCP and GenAI conventions, with the run as its child; nothing is
-//! exported with `OTEL_SDK_DISABLED=true`.
+//! exported with `OTEL_SDK_DISABLED=true`; over HTTP each request is a server span whose
+//! MCP requests are its children, and the access log line, the history entry and the
+//! latency histogram's exemplar name the trace; a collector that never answers or is gone
+//! costs no call its answer, its queue bounded and its drops said. The hops of a call are
+//! in `telemetry_flow.rs`.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -163,4 +167,182 @@ async fn nothing_is_exported_with_the_sdk_disabled() {
         spans.iter().all(|s| s["service"] == "exporting"),
         "the disabled server exported: {spans:#?}"
     );
+}
+
+/// `toolgate --http 127.0.0.1:0` with `env`, its `/mcp` URL once announced, and each line
+/// of its stderr as it comes.
+async fn http_gate(env: &[(&str, &str)]) -> (Child, String, mpsc::UnboundedReceiver<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = crate::util::command(dir.path(), env);
+    cmd.args(["--http", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .stdin(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (tx, mut lines) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let _dir = dir;
+        while let Ok(Some(line)) = stderr.next_line().await {
+            let _ = tx.send(line);
+        }
+    });
+    let url = tokio::time::timeout(WAIT, async {
+        loop {
+            let line = lines.recv().await.expect("toolgate --http announces its address");
+            if let Some(rest) = line.split(" at ").nth(1)
+                && rest.starts_with("http://")
+            {
+                return rest.trim().to_owned();
+            }
+        }
+    })
+    .await
+    .unwrap();
+    (child, url, lines)
+}
+
+#[tokio::test]
+async fn http_requests_are_server_spans_and_their_log_line_history_and_latency_name_the_trace() {
+    use crate::http::{answer_of, post};
+    let mut receiver = receiver().await;
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+    ];
+    let (_child, url, mut stderr) = http_gate(&env).await;
+    let mut headers = reqwest::header::HeaderMap::new();
+    let traceparent = format!("00-{TRACE}-{PARENT}-01");
+    headers.insert("traceparent", traceparent.parse().unwrap());
+    let http = reqwest::Client::builder().default_headers(headers).build().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "traced", "version": "1"}}});
+    let answer = post(&http, &url, None, &init).await;
+    let session = answer.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    answer.text().await.unwrap();
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(&http, &url, Some(&session), &note).await;
+    let ask = async |id: u64, method: &str, params: Value| {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let answer = post(&http, &url, Some(&session), &message).await;
+        answer_of(&answer.text().await.unwrap(), id)
+    };
+    ask(2, "tools/list", json!({})).await;
+    ask(
+        3,
+        "tools/call",
+        json!({"name": "base64-codec", "arguments": {"input": "hi"}}),
+    )
+    .await;
+    let history = ask(
+        4,
+        "tools/call",
+        json!({"name": "toolgate", "arguments": {"command": "history"}}),
+    )
+    .await;
+    let runs = &history["result"]["structuredContent"]["runs"];
+    assert_eq!(runs[0]["slug"], "base64-codec", "{history:#}");
+    assert_eq!(
+        runs[0]["trace_id"], TRACE,
+        "the history entry names the trace: {history:#}"
+    );
+    // The latency histogram's buckets lead to the trace.
+    let metrics = http.get(url.replace("/mcp", "/metrics")).send().await.unwrap();
+    let metrics = metrics.text().await.unwrap();
+    assert!(
+        metrics.contains(&format!("# {{trace_id=\"{TRACE}\"}}")),
+        "an exemplar: {metrics}"
+    );
+    // The access log line names it too.
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let line = stderr.recv().await.expect("the access log");
+            if line.contains("request_id=") && line.contains(&format!("trace_id={TRACE}")) {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("an access log line with the trace id");
+    let spans = receiver
+        .until(|got| {
+            got.iter().any(|s| s["name"] == "tools/list")
+                && got.iter().any(|s| s["name"] == "tools/call base64-codec")
+                && got.iter().any(|s| s["name"] == "tools/call toolgate")
+                && got.iter().filter(|s| s["name"] == "POST /mcp").count() >= 5
+        })
+        .await;
+    let requests: Vec<&Value> = spans.iter().filter(|s| s["name"] == "POST /mcp").collect();
+    for request in &requests {
+        assert_eq!(request["kind"], 2, "a server span: {request:#}");
+        assert_eq!(request["trace_id"], TRACE, "{request:#}");
+        assert_eq!(request["parent_span_id"], PARENT, "{request:#}");
+        assert_eq!(request["attributes"]["http.route"], "/mcp", "{request:#}");
+        assert_eq!(request["attributes"]["http.request.method"], "POST", "{request:#}");
+    }
+    assert!(
+        requests
+            .iter()
+            .any(|r| r["attributes"]["http.response.status_code"] == 200),
+        "{requests:#?}"
+    );
+    // Each MCP request is a span of its HTTP request.
+    for name in ["tools/list", "tools/call base64-codec", "tools/call toolgate"] {
+        let mcp = spans.iter().find(|s| s["name"] == name).unwrap();
+        assert!(
+            requests.iter().any(|r| r["span_id"] == mcp["parent_span_id"]),
+            "{name}: {mcp:#}\n{requests:#?}"
+        );
+        assert_eq!(mcp["attributes"]["mcp.session.id"], session.as_str(), "{mcp:#}");
+    }
+    let list = spans.iter().find(|s| s["name"] == "tools/list").unwrap();
+    assert_eq!(list["attributes"]["mcp.method.name"], "tools/list", "{list:#}");
+    assert_eq!(list["attributes"]["jsonrpc.request.id"], "2", "{list:#}");
+}
+
+#[tokio::test]
+async fn calls_answer_while_the_collector_never_answers_or_is_gone_and_drops_are_counted() {
+    // A collector that takes connections and never answers, and a port nothing listens on.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let calls: Vec<Value> = (0..40)
+        .map(|_| json!({"method": "tools/call", "params": {"name": "base64-codec", "arguments": {"input": "hi"}}}))
+        .collect();
+    for port in [silent_port, closed_port] {
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let env = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_BSP_MAX_QUEUE_SIZE", "16"),
+            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "8"),
+            ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "1000"),
+        ];
+        let (lines, stderr) = tokio::time::timeout(WAIT, raw_exchange(&env, &calls))
+            .await
+            .unwrap_or_else(|_| panic!("the gateway stalled with the collector at {endpoint}"));
+        for id in 1..=calls.len() {
+            let answer = lines.iter().find(|l| l["id"] == id).unwrap();
+            assert_eq!(answer["result"]["isError"], false, "{answer:#}\n{stderr}");
+        }
+        // Each call makes several spans; 16 at most wait for a collector that holds the
+        // export: the rest are dropped, and said. (Refused at once, exports may keep up.)
+        if port == silent_port {
+            assert!(
+                stderr.contains("further spans are dropped") && stderr.contains("spans were dropped"),
+                "{endpoint}: {stderr}"
+            );
+        }
+    }
 }
