@@ -9,6 +9,7 @@
 mod caller;
 mod code;
 mod federation;
+mod record;
 mod run;
 mod search;
 
@@ -29,10 +30,11 @@ use crate::backends::upstream::Upstreams;
 use crate::backends::{Answer, Backend, Call, Families, Shape, Tools};
 use crate::catalogue::{Snapshot, Store};
 use crate::error::Error;
-use crate::history::{Ended, Finished, Sent, Size};
+use crate::history::{Sent, Size};
 use crate::limits::{LARGE_PARAMS_VALUES, Limits};
 use crate::registry::{Builtins, Entry};
 use crate::search::Meaning;
+use record::{keep, record};
 
 /// Who is asking for a tool by name, which decides what the name may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -552,61 +554,4 @@ fn release(params: Value) {
     if !count(&params, &mut left) {
         crate::heavy::free(params);
     }
-}
-
-/// Stores a finished run of `entry` in its caller's history (this process's only: a
-/// refusal of the catalogue API, whose caller lives for one request), and counts it in
-/// the metrics by family and outcome.
-fn record(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: Sent<'_>) {
-    let recorded = run.recorded();
-    caller
-        .history()
-        .record(finished(caller, run, started, input, &recorded));
-    count(entry, run);
-}
-
-/// [`record`] for a run of a session, which a fleet's replica keeps in Redis too before
-/// the run's answer goes out.
-async fn keep(caller: &Caller, entry: &Entry, run: &Run, started: SystemTime, input: Sent<'_>) {
-    let recorded = run.recorded();
-    caller
-        .history()
-        .keep(finished(caller, run, started, input, &recorded))
-        .await;
-    count(entry, run);
-}
-
-/// `run` as history takes it, with `recorded` its body.
-fn finished<'a>(
-    caller: &'a Caller,
-    run: &'a Run,
-    started: SystemTime,
-    input: Sent<'a>,
-    recorded: &'a Value,
-) -> Finished<'a> {
-    let ended = match run.error() {
-        None => Ended::Ok(recorded),
-        Some(e) => Ended::Failed {
-            code: e.code(),
-            body: recorded,
-        },
-    };
-    Finished {
-        id: run.id.clone(),
-        slug: &run.name,
-        started,
-        duration_ms: run.duration.as_millis() as u64,
-        input,
-        ended,
-        principal: caller.principal().map(|p| &*p.id),
-        request_id: caller.request(),
-        parent_run_id: caller.parent(),
-        trace_id: crate::telemetry::trace_id(),
-    }
-}
-
-/// Counts a finished run of `entry` in the metrics by family and outcome.
-fn count(entry: &Entry, run: &Run) {
-    let code = run.error().map_or("ok", |e| e.code());
-    crate::metrics::get().run(entry.backend().family(), code);
 }

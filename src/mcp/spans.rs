@@ -28,6 +28,18 @@ pub(super) enum About<'a> {
     Resource(&'a str),
 }
 
+/// A span's name, `METHOD` or `METHOD TARGET`, written only when the span is on.
+struct Named<'a>(&'static str, About<'a>);
+
+impl std::fmt::Display for Named<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            About::Nothing => f.write_str(self.0),
+            About::Tool(name) | About::Prompt(name) | About::Resource(name) => write!(f, "{} {name}", self.0),
+        }
+    }
+}
+
 /// The span of request `method` (about `about`), its parent the context the request
 /// carries (`meta`, the request's own `_meta` when rmcp leaves it in the params).
 pub(super) fn request(
@@ -36,14 +48,10 @@ pub(super) fn request(
     context: &RequestContext<RoleServer>,
     meta: Option<&RequestMetaObject>,
 ) -> Span {
-    let name = match about {
-        About::Nothing => method.to_owned(),
-        About::Tool(name) | About::Prompt(name) | About::Resource(name) => format!("{method} {name}"),
-    };
     let span = tracing::info_span!(
         target: "toolgate::mcp",
         "mcp",
-        otel.name = %name,
+        otel.name = %Named(method, about),
         otel.kind = "server",
         mcp.method.name = method,
         mcp.session.id = tracing::field::Empty,

@@ -3,6 +3,7 @@
 //! a script's behalf (`fetch.rs`) under the address policy (`policy.rs`), and the notes a
 //! run sends its client (`tell.rs`).
 
+mod calls;
 pub(super) mod client;
 pub(super) mod fetch;
 pub(super) mod policy;

@@ -40,6 +40,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::calls::{Calls, ask_tools, encoded};
 use super::client::Worker;
 use super::fetch::{Fetched, Fetcher};
 use super::policy::FetchAllow;
@@ -48,7 +49,7 @@ use crate::backchannel::{self, BackChannel};
 use crate::backends::js::output::Captured;
 use crate::backends::js::wire::JsLimits;
 use crate::backends::js::wire::Ran;
-use crate::backends::js::wire::{Failure, FromWorker, Job, Stop, ToWorker, ToolsAsk};
+use crate::backends::js::wire::{Failure, FromWorker, Job, Stop, ToWorker};
 use crate::backends::seam::Tools;
 use crate::backends::share::{Party, Permit, Pool};
 use crate::error::Error;
@@ -599,34 +600,4 @@ impl Js {
             refilling.store(false, Ordering::Release);
         });
     }
-}
-
-/// The tool calls a run's code has in flight, each with the id of its request.
-type Calls<'t> = FuturesUnordered<BoxFuture<'t, (u32, Result<serde_json::Value, Error>)>>;
-
-/// One request of a snippet's `tools` global, made through `tools` unless `cancel`
-/// (the run's end) fires first. Asked now (so its place among the calls in flight is
-/// taken in the order the code made them), answered when awaited.
-fn ask_tools<'t>(
-    tools: &'t dyn Tools,
-    ask: ToolsAsk,
-    cancel: &'t CancellationToken,
-) -> BoxFuture<'t, Result<serde_json::Value, Error>> {
-    match ask {
-        ToolsAsk::Call { name, function, params } => tools.call(name, function, params, cancel),
-        ToolsAsk::Search { query, limit } => tools.search(query, limit),
-    }
-}
-
-/// A tool's answer as the JSON text the worker reads, within the body cap of a frame
-/// ([`FETCH_BODY_BYTES`]): a larger answer fails the call, not the run.
-fn encoded(value: &serde_json::Value) -> Result<Vec<u8>, Error> {
-    let json = serde_json::to_vec(value).map_err(|e| Error::Internal(format!("a tool's answer is not JSON: {e}")))?;
-    if json.len() > FETCH_BODY_BYTES {
-        return Err(Error::ResourceLimit {
-            what: format!("The tool's answer ({} bytes of JSON)", json.len()),
-            limit: format!("{} bytes per call that code receives", FETCH_BODY_BYTES),
-        });
-    }
-    Ok(json)
 }
