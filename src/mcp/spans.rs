@@ -28,6 +28,15 @@ pub(super) enum About<'a> {
     Resource(&'a str),
 }
 
+/// The most characters of a name or URI a client sent that a span carries: a request
+/// may name anything up to its body's cap, a span keeps a bounded start.
+const NAMED_CHARS: usize = 256;
+
+/// `text` cut at [`NAMED_CHARS`] characters.
+fn bounded(text: &str) -> &str {
+    text.char_indices().nth(NAMED_CHARS).map_or(text, |(at, _)| &text[..at])
+}
+
 /// A span's name, `METHOD` or `METHOD TARGET`, written only when the span is on.
 struct Named<'a>(&'static str, About<'a>);
 
@@ -35,7 +44,9 @@ impl std::fmt::Display for Named<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.1 {
             About::Nothing => f.write_str(self.0),
-            About::Tool(name) | About::Prompt(name) | About::Resource(name) => write!(f, "{} {name}", self.0),
+            About::Tool(name) | About::Prompt(name) | About::Resource(name) => {
+                write!(f, "{} {}", self.0, bounded(name))
+            }
         }
     }
 }
@@ -66,13 +77,13 @@ pub(super) fn request(
         About::Nothing => {}
         About::Tool(name) => {
             span.record("gen_ai.operation.name", "execute_tool");
-            span.record("gen_ai.tool.name", name);
+            span.record("gen_ai.tool.name", bounded(name));
         }
         About::Prompt(name) => {
-            span.record("gen_ai.prompt.name", name);
+            span.record("gen_ai.prompt.name", bounded(name));
         }
         About::Resource(uri) => {
-            span.record("mcp.resource.uri", uri);
+            span.record("mcp.resource.uri", bounded(uri));
         }
     }
     if !crate::telemetry::on() {
@@ -142,4 +153,14 @@ fn trace_context(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     (carrier, session)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_name_a_client_sent_is_cut_to_a_bounded_start_on_a_character() {
+        assert_eq!(super::bounded("echo"), "echo");
+        let long = "é".repeat(1000);
+        assert_eq!(super::bounded(&long).chars().count(), super::NAMED_CHARS);
+    }
 }

@@ -81,7 +81,7 @@ pub(super) fn span(request: &Request) -> tracing::Span {
         otel.name = %format!("fetch {method}"),
         otel.kind = "client",
         http.request.method = method,
-        server.address = url.as_ref().and_then(|u| u.host_str()).unwrap_or(""),
+        server.address = url.as_ref().and_then(|u| u.host_str()).map_or("", |h| h.get(..253).unwrap_or(h)),
         server.port = i64::from(url.as_ref().and_then(reqwest::Url::port_or_known_default).unwrap_or(0)),
         http.response.status_code = tracing::field::Empty,
         error.type = tracing::field::Empty,
