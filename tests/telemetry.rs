@@ -268,6 +268,7 @@ async fn http_requests_are_server_spans_and_their_log_line_history_and_latency_n
     let spans = receiver
         .until(|got| {
             got.iter().any(|s| s["name"] == "tools/list")
+                && got.iter().any(|s| s["name"] == "initialize")
                 && got.iter().any(|s| s["name"] == "tools/call base64-codec")
                 && got.iter().any(|s| s["name"] == "tools/call toolgate")
                 && got.iter().filter(|s| s["name"] == "POST /mcp").count() >= 5
@@ -296,6 +297,12 @@ async fn http_requests_are_server_spans_and_their_log_line_history_and_latency_n
         );
         assert_eq!(mcp["attributes"]["mcp.session.id"], session.as_str(), "{mcp:#}");
     }
+    let init = spans.iter().find(|s| s["name"] == "initialize").unwrap();
+    assert!(
+        requests.iter().any(|r| r["span_id"] == init["parent_span_id"]),
+        "{init:#}"
+    );
+    assert_eq!(init["attributes"]["mcp.method.name"], "initialize", "{init:#}");
     let list = spans.iter().find(|s| s["name"] == "tools/list").unwrap();
     assert_eq!(list["attributes"]["mcp.method.name"], "tools/list", "{list:#}");
     assert_eq!(list["attributes"]["jsonrpc.request.id"], "2", "{list:#}");
@@ -345,4 +352,26 @@ async fn calls_answer_while_the_collector_never_answers_or_is_gone_and_drops_are
             );
         }
     }
+}
+
+#[tokio::test]
+async fn a_search_waits_for_its_index_in_a_span_of_its_call() {
+    let mut receiver = receiver().await;
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let traceparent = format!("00-{TRACE}-{PARENT}-01");
+    let search = json!({"method": "tools/call", "params": {"name": "toolgate", "arguments": {"command": "search", "query": "encode text as base64"}, "_meta": {"traceparent": traceparent}}});
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())];
+    let (lines, stderr) = raw_exchange(&env, &[search]).await;
+    assert!(lines.iter().any(|l| l["id"] == 1), "{lines:?}\n{stderr}");
+    let spans = receiver
+        .until(|got| {
+            got.iter().any(|s| s["name"] == "search index") && got.iter().any(|s| s["name"] == "tools/call toolgate")
+        })
+        .await;
+    let call = spans.iter().find(|s| s["name"] == "tools/call toolgate").unwrap();
+    assert_eq!(call["trace_id"], TRACE, "{call:#}");
+    let index = spans.iter().find(|s| s["name"] == "search index").unwrap();
+    assert_eq!(index["parent_span_id"], call["span_id"], "{index:#}");
+    let ranker = index["attributes"]["toolgate.ranker"].as_str().unwrap();
+    assert!(["hybrid", "lexical"].contains(&ranker), "{index:#}");
 }

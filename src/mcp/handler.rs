@@ -197,6 +197,20 @@ impl ServerHandler for Handler {
         .with_instructions(instructions)
     }
 
+    /// rmcp's own `initialize` (the peer's info kept, the version negotiated), in its span.
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        let span = spans::request("initialize", About::Nothing, &context, None);
+        spans::traced(span, async move {
+            context.peer.set_peer_info(request.clone());
+            self.negotiate_initialize(&request)
+        })
+        .await
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.watch
             .clone()
