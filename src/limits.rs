@@ -132,6 +132,11 @@ pub const JS_SCRIPT_CACHE_ENTRIES: usize = 1024;
 /// Where `--http` listens when given no address.
 pub const HTTP_LISTEN: &str = "127.0.0.1:8765";
 
+/// The most characters of a tool, prompt or resource name a client sent that a trace's
+/// span keeps (`mcp/spans.rs`): a request may name anything up to its body's cap, a span
+/// held in the export queue and sent to the collector keeps a bounded start.
+pub const SPAN_NAME_CHARS: usize = 256;
+
 /// Largest MCP request body over HTTP: the same as one stdio line, so no message is
 /// accepted over one transport and refused over the other. Larger bodies are answered
 /// 413 while they stream in.

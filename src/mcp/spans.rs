@@ -15,6 +15,8 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::Value;
 use tracing::{Instrument, Span};
 
+use crate::limits::SPAN_NAME_CHARS;
+
 /// What a request is about, besides its method, for its span's name and attributes.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum About<'a> {
@@ -28,13 +30,11 @@ pub(super) enum About<'a> {
     Resource(&'a str),
 }
 
-/// The most characters of a name or URI a client sent that a span carries: a request
-/// may name anything up to its body's cap, a span keeps a bounded start.
-const NAMED_CHARS: usize = 256;
-
-/// `text` cut at [`NAMED_CHARS`] characters.
+/// `text` cut at [`SPAN_NAME_CHARS`] characters.
 fn bounded(text: &str) -> &str {
-    text.char_indices().nth(NAMED_CHARS).map_or(text, |(at, _)| &text[..at])
+    text.char_indices()
+        .nth(SPAN_NAME_CHARS)
+        .map_or(text, |(at, _)| &text[..at])
 }
 
 /// A span's name, `METHOD` or `METHOD TARGET`, written only when the span is on.
@@ -161,6 +161,6 @@ mod tests {
     fn a_name_a_client_sent_is_cut_to_a_bounded_start_on_a_character() {
         assert_eq!(super::bounded("echo"), "echo");
         let long = "é".repeat(1000);
-        assert_eq!(super::bounded(&long).chars().count(), super::NAMED_CHARS);
+        assert_eq!(super::bounded(&long).chars().count(), super::SPAN_NAME_CHARS);
     }
 }
