@@ -658,7 +658,9 @@ pub const HTTP_BODIES_BYTES: usize = 256 * 1024 * 1024;
 
 /// Bytes past which a request body is heavy: scanned and parsed one at a time
 /// ([`HTTP_HEAVY_BODIES`]). Parsing is on an async worker (rmcp's); a body of 64 KiB
-/// parses in well under a millisecond, one of 100,000 values in ~15 ms.
+/// parses in well under a millisecond, one of 100,000 values in ~15 ms. On the MCP server
+/// only a `tools/call` request or a response to the server's own request may be heavy;
+/// any other message past this size is refused unparsed (413).
 pub const HTTP_HEAVY_BODY_BYTES: usize = 64 * 1024;
 
 /// Heavy bodies scanned and parsed at once, per HTTP server: one, so on two cores the
