@@ -216,6 +216,10 @@ pub struct Cli {
     /// several fleets can share one Redis.
     #[arg(long, env = "TOOLGATE_REDIS_PREFIX", global = true)]
     pub redis_prefix: Option<String>,
+    /// With --redis: a file holding the Redis password (one line), in place of one in the
+    /// URL: a mounted secret, kept out of the environment.
+    #[arg(long, env = "TOOLGATE_REDIS_PASSWORD_FILE", global = true, value_name = "FILE")]
+    pub redis_password_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -444,6 +448,7 @@ impl Cli {
             embed_budget_ms: self.embed_budget_ms,
             redis: self.redis,
             redis_prefix: self.redis_prefix,
+            redis_password_file: self.redis_password_file,
         };
         (raw, self.command)
     }

@@ -183,6 +183,8 @@ pub struct Raw {
     pub redis: Option<String>,
     /// `TOOLGATE_REDIS_PREFIX`.
     pub redis_prefix: Option<String>,
+    /// `TOOLGATE_REDIS_PASSWORD_FILE`.
+    pub redis_password_file: Option<PathBuf>,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -398,7 +400,11 @@ impl Config {
                 .filter(|p| !p.as_os_str().is_empty())
                 .map(upstream::Source),
             search,
-            redis: crate::shared::Settings::parse(raw.redis.as_deref(), raw.redis_prefix.as_deref())?,
+            redis: crate::shared::Settings::parse(
+                raw.redis.as_deref(),
+                raw.redis_prefix.as_deref(),
+                raw.redis_password_file.as_deref(),
+            )?,
             notes,
         })
     }
