@@ -66,6 +66,10 @@ pub struct Config {
     /// The `mcpServers` file of upstream MCP servers (`TOOLGATE_UPSTREAMS`), read when
     /// the server starts. By default, none.
     pub upstreams: Option<upstream::Source>,
+    /// The approved upstream tool definitions (`TOOLGATE_PINS`), read when the server
+    /// starts, and whether new tools wait for approval too (`TOOLGATE_PINS_HOLD_NEW`). By
+    /// default, none: definitions are served as the upstreams give them.
+    pub pins: Option<(PathBuf, bool)>,
     /// How search ranks and what embedding may cost (`TOOLGATE_SEARCH`,
     /// `TOOLGATE_EMBED_CACHE`, `TOOLGATE_EMBED_BUDGET_MS`).
     pub search: meaning::Settings,
@@ -167,6 +171,10 @@ pub struct Raw {
     pub public_url: Option<String>,
     /// `TOOLGATE_UPSTREAMS`.
     pub upstreams: Option<PathBuf>,
+    /// `TOOLGATE_PINS`.
+    pub pins: Option<PathBuf>,
+    /// `TOOLGATE_PINS_HOLD_NEW`.
+    pub pins_hold_new: bool,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
     pub upstream_ping_ms: u64,
     /// `TOOLGATE_UPSTREAM_FIRST_WAIT_MS`.
@@ -399,6 +407,10 @@ impl Config {
                 .upstreams
                 .filter(|p| !p.as_os_str().is_empty())
                 .map(upstream::Source),
+            pins: raw
+                .pins
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(|p| (p, raw.pins_hold_new)),
             search,
             redis: crate::shared::Settings::parse(
                 raw.redis.as_deref(),

@@ -62,4 +62,5 @@ mod terminal;
 mod tool_client;
 mod upstream;
 mod upstream_lifecycle;
+mod upstream_pins;
 mod validators;

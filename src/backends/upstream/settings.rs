@@ -30,6 +30,9 @@ pub struct Server {
     pub transport: Transport,
     /// Which of its tools are exposed.
     pub tools: Filter,
+    /// With `TOOLGATE_PINS`: a changed tool definition is pinned anew rather than held
+    /// (`"acceptChanges": true`). By default, false.
+    pub accept_changes: bool,
 }
 
 /// How an upstream is reached.
@@ -121,6 +124,7 @@ const KNOWN_KEYS: &[&str] = &[
     "type",
     "transport",
     "tools",
+    "acceptChanges",
 ];
 
 /// Why a document is not an `mcpServers` file at all (a bad entry is only a note).
@@ -218,6 +222,11 @@ fn server(name: &str, entry: &Value, notes: &mut Vec<String>) -> Result<Server, 
         prefix,
         transport,
         tools: filter(entry.get("tools"))?,
+        accept_changes: match entry.get("acceptChanges") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => return Err(format!("\"acceptChanges\" must be true or false, not {other}")),
+        },
     })
 }
 
