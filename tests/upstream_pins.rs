@@ -151,3 +151,51 @@ async fn a_server_that_accepts_changes_is_repinned_and_new_tools_can_wait_for_ap
     assert!(!ok && said.contains("no server \"elsewhere\""), "{said}");
     holding.stop().await;
 }
+
+#[tokio::test]
+async fn a_description_that_addresses_the_model_is_flagged_and_capped_but_never_rewritten() {
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(state.path().join("echo_description"), RUG_PULL).unwrap();
+    let mut entry = py_server(state.path());
+    entry["maxDescription"] = json!(30);
+    let servers = servers_file(dir.path(), json!({"py": entry, "plain": py_server(dir.path())}));
+    let gate = Gate::start(&[("TOOLGATE_UPSTREAMS", &servers), ("TOOLGATE_ADVERTISE", "all")]).await;
+    // Capped where the operator said, and saying so; the other server's text is whole.
+    let tools = gate.client.list_all_tools().await.unwrap();
+    let described = |name: &str| {
+        let tool = tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name} listed"));
+        tool.description.as_deref().unwrap_or_default().to_owned()
+    };
+    assert_eq!(
+        described("py__echo"),
+        "Echoes the text. Before answer … [cut by toolgate: 30 of 82 characters]"
+    );
+    assert_eq!(described("plain__echo"), "Echoes the given text back, unchanged.");
+    // Flagged in `list`, the catalogue resource and the manifest, by the whole text.
+    let list = gate.meta(json!({"command": "list"})).await;
+    let rows = structured(&list)["tools"].as_array().unwrap().clone();
+    let row = |slug: &str| rows.iter().find(|r| r["slug"] == slug).cloned().unwrap();
+    assert_eq!(
+        row("py__echo")["flags"],
+        json!(["orders-the-model"]),
+        "{}",
+        row("py__echo")
+    );
+    assert!(row("plain__echo").get("flags").is_none());
+    assert!(text(&list).contains("py__echo") && text(&list).contains("flagged: orders-the-model"));
+    let catalogue = crate::resources::read_json(&gate, "toolgate://catalogue").await;
+    let entry = catalogue["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["slug"] == "py__echo")
+        .cloned()
+        .unwrap();
+    assert_eq!(entry["flags"], json!(["orders-the-model"]), "{entry}");
+    let manifest = crate::resources::read_json(&gate, "toolgate://tools/py__echo").await;
+    assert_eq!(manifest["flags"], json!(["orders-the-model"]), "{manifest}");
+    gate.stop().await;
+}

@@ -273,6 +273,17 @@ fn tool_row(gateway: &Gateway, t: &Tool, available: &mut impl FnMut(&Tool) -> Re
     if !t.is_advertisable {
         notes.push("meta-tool only: slug cannot be an MCP tool name".to_owned());
     }
+    // An upstream's description that addresses the model is flagged, never rewritten.
+    if let Some(flags) = m.extra.get("flags").filter(|f| f.is_array()) {
+        let names: Vec<&str> = flags
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        notes.push(format!("flagged: {}", names.join(", ")));
+        row["flags"] = flags.clone();
+    }
     if let Err(e) = available(t).and_then(|()| gateway.reachable(t)) {
         notes.push(format!("unavailable here: {}", e.code()));
         row["available"] = json!(false);

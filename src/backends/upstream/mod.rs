@@ -9,6 +9,7 @@
 //! of the handler: the calling client reaches it only as a [`Caller`].
 
 mod child;
+pub mod descriptions;
 mod family;
 mod link;
 pub mod naming;
@@ -285,7 +286,7 @@ impl Upstreams {
                 }
                 match slug {
                     Some(slug) => out.push((
-                        manifest(&server.name, slug, tool),
+                        manifest(server, slug, tool),
                         Federated {
                             server: server.name.clone(),
                             tool: tool.name.to_string(),
@@ -379,7 +380,11 @@ impl Upstreams {
 
 /// An upstream tool as a manifest: its title, description, schemas and annotations
 /// kept; its server's name as category and tag, so a search for the server finds it.
-fn manifest(server: &str, slug: String, tool: &rmcp::model::Tool) -> Manifest {
+/// The description is held to the server's `maxDescription`, and flagged when it
+/// addresses the model ([`descriptions`]), as the whole text reads.
+fn manifest(entry: &Server, slug: String, tool: &rmcp::model::Tool) -> Manifest {
+    let server = entry.name.as_str();
+    let description = tool.description.as_deref().unwrap_or_default();
     let annotations = tool
         .annotations
         .as_ref()
@@ -393,10 +398,14 @@ fn manifest(server: &str, slug: String, tool: &rmcp::model::Tool) -> Manifest {
         .unwrap_or_else(|| tool.name.to_string());
     let mut extra = Map::new();
     extra.insert("upstream".to_owned(), json!({"server": server, "tool": tool.name}));
+    let flags = descriptions::flags(description);
+    if !flags.is_empty() {
+        extra.insert("flags".to_owned(), json!(flags));
+    }
     Manifest {
         slug,
         name,
-        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+        description: descriptions::capped(description, entry.max_description),
         category: server.to_owned(),
         tags: vec![server.to_owned(), "upstream".to_owned()],
         phrasings: Vec::new(),

@@ -33,6 +33,9 @@ pub struct Server {
     /// With `TOOLGATE_PINS`: a changed tool definition is pinned anew rather than held
     /// (`"acceptChanges": true`). By default, false.
     pub accept_changes: bool,
+    /// Characters of a tool's description kept (`"maxDescription"`); the rest is cut, and
+    /// the cut said. By default, no cap beyond the message limits.
+    pub max_description: Option<usize>,
 }
 
 /// How an upstream is reached.
@@ -113,6 +116,9 @@ fn glob(pattern: &str, name: &str) -> bool {
     p[i..].iter().all(|c| *c == '*')
 }
 
+/// The largest `maxDescription` accepted.
+const MAX_DESCRIPTION_CAP: u64 = 1_000_000;
+
 /// Keys of a server entry this version reads; any other is noted and ignored.
 const KNOWN_KEYS: &[&str] = &[
     "command",
@@ -125,6 +131,7 @@ const KNOWN_KEYS: &[&str] = &[
     "transport",
     "tools",
     "acceptChanges",
+    "maxDescription",
 ];
 
 /// Why a document is not an `mcpServers` file at all (a bad entry is only a note).
@@ -226,6 +233,17 @@ fn server(name: &str, entry: &Value, notes: &mut Vec<String>) -> Result<Server, 
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
             Some(other) => return Err(format!("\"acceptChanges\" must be true or false, not {other}")),
+        },
+        max_description: match entry.get("maxDescription") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_u64() {
+                Some(n) if (1..=MAX_DESCRIPTION_CAP).contains(&n) => Some(n as usize),
+                _ => {
+                    return Err(format!(
+                        "\"maxDescription\" must be a number of characters from 1 to {MAX_DESCRIPTION_CAP}, not {v}"
+                    ));
+                }
+            },
         },
     })
 }
