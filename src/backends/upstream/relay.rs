@@ -43,28 +43,6 @@ use crate::backchannel::{Ask, BackChannel, Note, Unanswered};
 use crate::limits::{UPSTREAM_MESSAGE_LINGER, UPSTREAM_PROGRESS_SETTLE};
 use crate::metrics::{Unpassed, UpstreamMessage};
 
-/// An accepted form's `content` with each field the person left out that the requested
-/// schema gives a `default` for set to that default, as a client must (SEP-1034): the
-/// server asked with defaults, and a form shown to a person starts from them, so an
-/// answer relayed from a client that did not fill them in is completed here.
-fn with_defaults(asked: &Value, content: Option<Value>) -> Value {
-    let mut content = match content {
-        Some(Value::Object(map)) => map,
-        Some(other) => return other,
-        None => serde_json::Map::new(),
-    };
-    if let Some(properties) = asked["requestedSchema"]["properties"].as_object() {
-        for (name, property) in properties {
-            if let Some(default) = property.get("default")
-                && !content.contains_key(name)
-            {
-                content.insert(name.clone(), default.clone());
-            }
-        }
-    }
-    Value::Object(content)
-}
-
 /// The client of a call, as its back channel reaches it.
 type Caller = Arc<dyn BackChannel>;
 
@@ -449,4 +427,26 @@ impl ClientHandler for Relay {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.relist.notify_one();
     }
+}
+
+/// An accepted form's `content` with each field the person left out that the requested
+/// schema gives a `default` for set to that default, as a client must (SEP-1034): the
+/// server asked with defaults, and a form shown to a person starts from them, so an
+/// answer relayed from a client that did not fill them in is completed here.
+fn with_defaults(asked: &Value, content: Option<Value>) -> Value {
+    let mut content = match content {
+        Some(Value::Object(map)) => map,
+        Some(other) => return other,
+        None => serde_json::Map::new(),
+    };
+    if let Some(properties) = asked["requestedSchema"]["properties"].as_object() {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default")
+                && !content.contains_key(name)
+            {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    Value::Object(content)
 }
