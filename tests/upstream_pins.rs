@@ -76,6 +76,10 @@ async fn a_changed_definition_is_held_until_approved_and_then_served_again() {
         said.contains("changed the description") && said.contains("toolgate upstream approve py echo"),
         "{said}"
     );
+    let list = second.meta(json!({"command": "list"})).await;
+    let held_rows = structured(&list)["held_tools"].clone();
+    assert_eq!(held_rows[0]["slug"], "py__echo", "{held_rows}");
+    assert_eq!(held_rows[0]["code"], "DEFINITION_CHANGED", "{held_rows}");
     let schema = second.meta(json!({"command": "schema", "slug": "py__echo"})).await;
     expect_error(&schema, "DEFINITION_CHANGED");
     let found = second

@@ -252,6 +252,17 @@ fn list(
             .map(|(server, reason)| json!({"server": server, "code": "UPSTREAM_UNAVAILABLE", "reason": reason}))
             .collect();
     }
+    // A tool held by its pin is not listed either: named here, with what changed.
+    let held = gateway.upstreams().map(|u| u.held_all()).unwrap_or_default();
+    if !held.is_empty() {
+        for (slug, e) in &held {
+            text.push_str(&format!("{slug} is held: {e}\n"));
+        }
+        structured["held_tools"] = held
+            .iter()
+            .map(|(slug, e)| json!({"slug": slug, "code": e.code(), "reason": e.to_string()}))
+            .collect();
+    }
     if end < total {
         let next = page::cursor(page::List::Meta, end, fingerprint);
         text.push_str(&format!("More: {{\"command\":\"list\",\"cursor\":\"{next}\"}}\n"));

@@ -305,6 +305,11 @@ impl Upstreams {
         out
     }
 
+    /// Every tool held by its pin now, by slug (sorted), with why.
+    pub fn held_all(&self) -> Vec<(String, Error)> {
+        self.pins.as_ref().map(|p| p.held_all()).unwrap_or_default()
+    }
+
     /// `DEFINITION_CHANGED` for `name` when it is the slug of an upstream tool held by
     /// its pin (as the latest listing found it).
     pub fn held(&self, name: &str) -> Option<Error> {

@@ -250,6 +250,14 @@ impl Pins {
             .cloned()
     }
 
+    /// Every held tool, by slug (sorted), with its `DEFINITION_CHANGED`.
+    pub fn held_all(&self) -> Vec<(String, Error)> {
+        let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all: Vec<(String, Error)> = held.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
     /// Re-reads the file when it changed on disk since it was last read or written;
     /// returns true if and only if it did. A file that cannot be read now keeps the pins
     /// in memory (and says so).
