@@ -624,7 +624,8 @@ pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
 /// Characters of a value quoted in a validation message (then `…`).
 pub const VIOLATION_VALUE_CHARS: usize = 120;
 
-/// Values (strings counted one per 64 bytes where patterns backtrack) up to which a
+/// Values (a string counted as the square of its 64-byte units where patterns backtrack,
+/// as their cost may grow: one 4 KiB string is heavy alone) up to which a
 /// call's arguments are validated on the async worker that received them; more are
 /// validated on a blocking thread, so no worker is held for long.
 pub const INLINE_VALIDATION_VALUES: usize = 4_096;
