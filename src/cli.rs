@@ -96,6 +96,13 @@ pub struct Cli {
     /// servers' tools are served beside the catalogue as SERVER__TOOL.
     #[arg(long, env = "TOOLGATE_UPSTREAMS", global = true, value_name = "FILE")]
     pub upstreams: Option<PathBuf>,
+    /// A file of approved upstream tool definitions: each tool is pinned when first seen,
+    /// and one whose definition later differs is held until `toolgate upstream approve`.
+    #[arg(long, env = "TOOLGATE_PINS", global = true, value_name = "FILE")]
+    pub pins: Option<PathBuf>,
+    /// With --pins: hold upstream tools seen for the first time too, until approved.
+    #[arg(long, env = "TOOLGATE_PINS_HOLD_NEW", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
+    pub pins_hold_new: bool,
     /// How often upstream servers are pinged, in milliseconds; one that does not answer
     /// within the same time is restarted.
     #[arg(long, env = "TOOLGATE_UPSTREAM_PING_MS", global = true, default_value_t = limits::UPSTREAM_PING.as_millis() as u64)]
@@ -220,6 +227,10 @@ pub struct Cli {
     /// several fleets can share one Redis.
     #[arg(long, env = "TOOLGATE_REDIS_PREFIX", global = true)]
     pub redis_prefix: Option<String>,
+    /// With --redis: a file holding the Redis password (one line), in place of one in the
+    /// URL: a mounted secret, kept out of the environment.
+    #[arg(long, env = "TOOLGATE_REDIS_PASSWORD_FILE", global = true, value_name = "FILE")]
+    pub redis_password_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -235,6 +246,11 @@ pub enum Command {
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
+    },
+    /// Work with the upstream MCP servers of TOOLGATE_UPSTREAMS.
+    Upstream {
+        #[command(subcommand)]
+        command: UpstreamCommand,
     },
     /// An interactive MCP client: tools, search, schema, call, history, diff, with tab
     /// completion. Reads commands from --file, or from stdin when it is not a terminal.
@@ -314,6 +330,18 @@ pub enum KeysCommand {
         /// The keys file.
         #[arg(long)]
         file: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UpstreamCommand {
+    /// Show how SERVER's tool definitions differ from those approved in TOOLGATE_PINS, and
+    /// approve what it offers now (only TOOL's, when given): held tools are served again.
+    Approve {
+        /// The server's name in the mcpServers file.
+        server: String,
+        /// One tool's own name on that server; by default, every tool it offers.
+        tool: Option<String>,
     },
 }
 
@@ -441,6 +469,8 @@ impl Cli {
             oauth_per_minute: self.oauth_per_minute,
             public_url: self.public_url,
             upstreams: self.upstreams,
+            pins: self.pins,
+            pins_hold_new: self.pins_hold_new,
             upstream_ping_ms: self.upstream_ping_ms,
             upstream_first_wait_ms: self.upstream_first_wait_ms,
             validators: self.validators,
@@ -449,6 +479,7 @@ impl Cli {
             embed_budget_ms: self.embed_budget_ms,
             redis: self.redis,
             redis_prefix: self.redis_prefix,
+            redis_password_file: self.redis_password_file,
         };
         (raw, self.command)
     }

@@ -69,6 +69,10 @@ pub struct Config {
     /// The `mcpServers` file of upstream MCP servers (`TOOLGATE_UPSTREAMS`), read when
     /// the server starts. By default, none.
     pub upstreams: Option<upstream::Source>,
+    /// The approved upstream tool definitions (`TOOLGATE_PINS`), read when the server
+    /// starts, and whether new tools wait for approval too (`TOOLGATE_PINS_HOLD_NEW`). By
+    /// default, none: definitions are served as the upstreams give them.
+    pub pins: Option<(PathBuf, bool)>,
     /// How search ranks and what embedding may cost (`TOOLGATE_SEARCH`,
     /// `TOOLGATE_EMBED_CACHE`, `TOOLGATE_EMBED_BUDGET_MS`).
     pub search: meaning::Settings,
@@ -172,6 +176,10 @@ pub struct Raw {
     pub public_url: Option<String>,
     /// `TOOLGATE_UPSTREAMS`.
     pub upstreams: Option<PathBuf>,
+    /// `TOOLGATE_PINS`.
+    pub pins: Option<PathBuf>,
+    /// `TOOLGATE_PINS_HOLD_NEW`.
+    pub pins_hold_new: bool,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
     pub upstream_ping_ms: u64,
     /// `TOOLGATE_UPSTREAM_FIRST_WAIT_MS`.
@@ -188,6 +196,8 @@ pub struct Raw {
     pub redis: Option<String>,
     /// `TOOLGATE_REDIS_PREFIX`.
     pub redis_prefix: Option<String>,
+    /// `TOOLGATE_REDIS_PASSWORD_FILE`.
+    pub redis_password_file: Option<PathBuf>,
 }
 
 /// Accepted range of `TOOLGATE_TIMEOUT_MS`.
@@ -404,8 +414,16 @@ impl Config {
                 .upstreams
                 .filter(|p| !p.as_os_str().is_empty())
                 .map(upstream::Source),
+            pins: raw
+                .pins
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(|p| (p, raw.pins_hold_new)),
             search,
-            redis: crate::shared::Settings::parse(raw.redis.as_deref(), raw.redis_prefix.as_deref())?,
+            redis: crate::shared::Settings::parse(
+                raw.redis.as_deref(),
+                raw.redis_prefix.as_deref(),
+                raw.redis_password_file.as_deref(),
+            )?,
             notes,
         })
     }

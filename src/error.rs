@@ -171,6 +171,21 @@ pub enum Error {
         /// Its last error, in words.
         reason: String,
     },
+    /// An upstream tool's definition differs from the one pinned for it (`TOOLGATE_PINS`),
+    /// or it is new and new tools wait for approval: it is held, neither listed nor run,
+    /// until an operator approves it.
+    #[error(
+        "The upstream MCP server \"{server}\" {what} of its tool \"{tool}\" since it was approved; the tool is held until an operator approves it (toolgate upstream approve {server} {tool})."
+    )]
+    DefinitionChanged {
+        /// The server's name in the `mcpServers` file.
+        server: String,
+        /// The tool's own name on that server.
+        tool: String,
+        /// What happened, in words: "changed the description and inputSchema", "offers a
+        /// new definition".
+        what: String,
+    },
     /// The Redis a fleet of replicas shares its state in (`TOOLGATE_REDIS`) could not be
     /// reached, or did not answer in time; the step that needed it did not happen.
     #[error(
@@ -291,6 +306,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "a federated MCP server is down or restarting: retry shortly; other tools keep working",
     ),
     (
+        "DEFINITION_CHANGED",
+        "no",
+        "an upstream tool's definition changed since an operator approved it (or it is new and awaits approval): use another tool, or ask the operator to approve it",
+    ),
+    (
         "SHARED_STATE_UNAVAILABLE",
         "yes",
         "the Redis this server's replicas share is unreachable: retry shortly",
@@ -376,6 +396,7 @@ impl Error {
             Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
             Error::SessionLimit { .. } | Error::SessionShare { .. } => "SESSION_LIMIT",
             Error::UpstreamUnavailable { .. } => "UPSTREAM_UNAVAILABLE",
+            Error::DefinitionChanged { .. } => "DEFINITION_CHANGED",
             Error::SharedUnavailable { .. } => "SHARED_STATE_UNAVAILABLE",
             Error::Cancelled => "CANCELLED",
             Error::Internal(_) => "INTERNAL_ERROR",
@@ -408,6 +429,7 @@ impl Error {
             | Error::SessionNotFound { .. }
             | Error::SessionLimit { .. }
             | Error::SessionShare { .. }
+            | Error::DefinitionChanged { .. }
             | Error::Cancelled
             | Error::Internal(_) => false,
         }
@@ -541,6 +563,15 @@ mod tests {
                 },
                 "UPSTREAM_UNAVAILABLE",
                 true,
+            ),
+            (
+                Error::DefinitionChanged {
+                    server: s(),
+                    tool: s(),
+                    what: s(),
+                },
+                "DEFINITION_CHANGED",
+                false,
             ),
             (
                 Error::SharedUnavailable {

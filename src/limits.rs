@@ -629,7 +629,8 @@ pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
 /// Characters of a value quoted in a validation message (then `…`).
 pub const VIOLATION_VALUE_CHARS: usize = 120;
 
-/// Values (strings counted one per 64 bytes where patterns backtrack) up to which a
+/// Values (a string counted as the square of its 64-byte units where patterns backtrack,
+/// as their cost may grow: one 4 KiB string is heavy alone) up to which a
 /// call's arguments are validated on the async worker that received them; more are
 /// validated on a blocking thread, so no worker is held for long.
 pub const INLINE_VALIDATION_VALUES: usize = 4_096;
@@ -663,7 +664,9 @@ pub const HTTP_BODIES_BYTES: usize = 256 * 1024 * 1024;
 
 /// Bytes past which a request body is heavy: scanned and parsed one at a time
 /// ([`HTTP_HEAVY_BODIES`]). Parsing is on an async worker (rmcp's); a body of 64 KiB
-/// parses in well under a millisecond, one of 100,000 values in ~15 ms.
+/// parses in well under a millisecond, one of 100,000 values in ~15 ms. On the MCP server
+/// only a `tools/call` request or a response to the server's own request may be heavy;
+/// any other message past this size is refused unparsed (413).
 pub const HTTP_HEAVY_BODY_BYTES: usize = 64 * 1024;
 
 /// Heavy bodies scanned and parsed at once, per HTTP server: one, so on two cores the

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod cli;
-use cli::{CatalogueCommand, Cli, Command, KeysCommand};
+use cli::{CatalogueCommand, Cli, Command, KeysCommand, UpstreamCommand};
 use toolgate::api::ApiClient;
 use toolgate::backends::Families;
 use toolgate::backends::js::JsLimits;
@@ -122,6 +122,9 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
             served
         }
         Some(Command::Keys { .. }) => Ok(()),
+        Some(Command::Upstream {
+            command: UpstreamCommand::Approve { server, tool },
+        }) => toolgate::commands::approve::run(&config, &server, tool.as_deref()).await,
         Some(Command::Shell { connect, file, history }) => {
             let input = toolgate::commands::shell::Input::choose(file);
             toolgate::commands::shell::run(connect.target(flags)?, &config.name, input, history.as_deref()).await
@@ -230,6 +233,12 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
                     for note in notes {
                         tracing::warn!("{note}");
                     }
+                    let upstreams = match &config.pins {
+                        Some((file, hold_new)) => {
+                            upstreams.with_pins(toolgate::backends::upstream::pins::Pins::open(file, *hold_new)?)
+                        }
+                        None => upstreams,
+                    };
                     let upstreams = Arc::new(upstreams);
                     upstreams.start();
                     Some(upstreams)

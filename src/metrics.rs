@@ -181,6 +181,7 @@ pub struct Metrics {
     probe: std::sync::RwLock<Option<PoolProbe>>,
     upstream_dropped: Family<DroppedLabels, Counter>,
     redis_up: Gauge,
+    definitions_held: Gauge,
     redis_errors: Counter,
     trace_dropped: Counter,
 }
@@ -279,6 +280,12 @@ impl Metrics {
             "With TOOLGATE_REDIS: 1 while the fleet's Redis answers; 0 while it does not, before the first exchange, and always without TOOLGATE_REDIS",
             redis_up.clone(),
         );
+        let definitions_held = Gauge::default();
+        registry.register(
+            "upstream_definitions_held",
+            "With TOOLGATE_PINS: upstream tools held because their definition changed since it was approved (or, with TOOLGATE_PINS_HOLD_NEW, because they are new)",
+            definitions_held.clone(),
+        );
         let redis_errors = Counter::default();
         registry.register(
             "redis_errors",
@@ -307,6 +314,7 @@ impl Metrics {
             probe: std::sync::RwLock::new(None),
             upstream_dropped,
             redis_up,
+            definitions_held,
             redis_errors,
         }
     }
@@ -364,6 +372,11 @@ impl Metrics {
         if let Some(tools) = tools {
             self.tools.set(i64::try_from(tools).unwrap_or(i64::MAX));
         }
+    }
+
+    /// Upstream tools held by their pins now.
+    pub fn upstream_definitions_held(&self, held: usize) {
+        self.definitions_held.set(i64::try_from(held).unwrap_or(i64::MAX));
     }
 
     /// Whether the fleet's Redis answered the last exchange.

@@ -188,7 +188,9 @@ async fn the_redis_buckets_admit_and_refuse_as_one_process_does() {
     use toolgate::access::{Principal, Scope};
     use toolgate::shared::{Settings, Shared};
 
-    let settings = Settings::parse(Some(MACHINE), Some(&prefix("gcra"))).unwrap().unwrap();
+    let settings = Settings::parse(Some(MACHINE), Some(&prefix("gcra")), None)
+        .unwrap()
+        .unwrap();
     let shared = Shared::open(&settings).unwrap();
     for per_minute in [1, 2, 3, 7, 30] {
         let rates = Rates {

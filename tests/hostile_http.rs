@@ -236,6 +236,55 @@ async fn a_body_too_deep_or_too_full_is_refused_before_it_is_parsed() {
 }
 
 #[tokio::test]
+async fn only_tool_calls_and_responses_may_carry_a_large_body() {
+    let gate = HttpGate::start(&[]).await;
+    let mut session = Session::open(&gate.url).await;
+    // 30,000 empty objects (~90 KB): within the value limit, past the light size. Parsed,
+    // a ping like this was dropped on a request thread; now it is refused unparsed.
+    let many = format!("[{}{{}}]", "{},".repeat(30_000));
+    for (method, id) in [
+        ("ping", ",\"id\":1"),
+        ("resources/list", ",\"id\":2"),
+        ("notifications/roots/list_changed", ""),
+    ] {
+        let body = format!(r#"{{"jsonrpc":"2.0"{id},"method":"{method}","params":{{"pad":{many}}}}}"#);
+        assert!(body.len() > toolgate::limits::HTTP_HEAVY_BODY_BYTES);
+        let answer = session
+            .http
+            .post(&gate.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &session.id)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 413, "{method}: {answer:?}");
+        let text = answer.text().await.unwrap();
+        assert!(
+            text.contains(&format!("a `{method}` message may be at most 65,536 bytes")),
+            "{text}"
+        );
+    }
+    // A tool call as large passes, and so does the session.
+    let input = "x".repeat(100_000);
+    let answer = session
+        .request(
+            "tools/call",
+            json!({"name": "base64-codec", "arguments": {"input": input, "mode": "encode"}}),
+        )
+        .await;
+    assert_eq!(
+        answer["result"]["isError"],
+        false,
+        "{}",
+        &answer.to_string()[..300.min(answer.to_string().len())]
+    );
+    assert!(session.request("ping", json!({})).await["result"].is_object());
+}
+
+#[tokio::test]
 async fn made_up_methods_and_paths_add_no_metric_series() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("keys.json");

@@ -33,16 +33,28 @@ pub struct RedisServer {
     child: Option<Child>,
     /// Its port on 127.0.0.1.
     pub port: u16,
+    /// Arguments beyond the defaults (`--requirepass …`).
+    extra: Vec<String>,
 }
 
 impl RedisServer {
     /// Starts one on a free port and waits (bounded) until it answers `PING`.
     pub async fn start() -> RedisServer {
+        RedisServer::start_with(&[]).await
+    }
+
+    /// [`RedisServer::start`] with `extra` arguments to `redis-server`.
+    pub async fn start_with(extra: &[&str]) -> RedisServer {
         let port = {
             let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             probe.local_addr().unwrap().port()
         };
-        let mut server = RedisServer { child: None, port };
+        let extra = extra.iter().map(|a| (*a).to_owned()).collect();
+        let mut server = RedisServer {
+            child: None,
+            port,
+            extra,
+        };
         server.restart().await;
         server
     }
@@ -65,6 +77,7 @@ impl RedisServer {
         let child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
             .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -83,7 +96,8 @@ impl RedisServer {
     }
 }
 
-/// Whether a Redis on 127.0.0.1:`port` answers `PING` with `+PONG`.
+/// Whether a Redis on 127.0.0.1:`port` answers `PING` with `+PONG` (or, with a
+/// password set, that authentication is needed).
 async fn answers(port: u16) -> bool {
     let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
         return false;
@@ -95,7 +109,7 @@ async fn answers(port: u16) -> bool {
     matches!(
         tokio::time::timeout(Duration::from_secs(1), stream.read_exact(&mut reply)).await,
         Ok(Ok(_))
-    ) && &reply == b"+PONG\r\n"
+    ) && (&reply == b"+PONG\r\n" || reply.starts_with(b"-NOAUTH"))
 }
 
 /// Polls `check` every 50 ms until it returns true, for at most `within`; false past it.

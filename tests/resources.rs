@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::util::{Gate, expect_ok, fixtures, structured};
 
-async fn read(gate: &Gate, uri: &str) -> Result<String, String> {
+pub async fn read(gate: &Gate, uri: &str) -> Result<String, String> {
     match gate.client.read_resource(ReadResourceRequestParams::new(uri)).await {
         Ok(r) => match r.contents.into_iter().next() {
             Some(ResourceContents::TextResourceContents { text, .. }) => Ok(text),
@@ -17,7 +17,7 @@ async fn read(gate: &Gate, uri: &str) -> Result<String, String> {
     }
 }
 
-async fn read_json(gate: &Gate, uri: &str) -> Value {
+pub async fn read_json(gate: &Gate, uri: &str) -> Value {
     serde_json::from_str(&read(gate, uri).await.unwrap()).unwrap()
 }
 

@@ -35,6 +35,43 @@ fn the_settings_reference_lists_exactly_the_settings_the_code_reads() {
     );
 }
 
+/// The deployment files (`deploy/`, `compose.yaml`, `Dockerfile`) set only settings the
+/// reference documents: a renamed or misspelt variable there would be ignored silently.
+#[test]
+fn the_deployment_files_set_only_documented_settings() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(REFERENCE)).unwrap_or_else(|e| panic!("{REFERENCE}: {e}"));
+    let documented = documented(&text);
+    let mut files = vec![root.join("compose.yaml"), root.join("Dockerfile")];
+    let mut folders = vec![root.join("deploy")];
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "conf") {
+                files.push(path);
+            }
+        }
+    }
+    let mut named = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        for name in toolgate_names(&text) {
+            named += 1;
+            assert!(
+                documented.contains(&name),
+                "{} sets {name}, which {REFERENCE} does not list",
+                file.display()
+            );
+        }
+    }
+    assert!(
+        named > 10,
+        "only {named} settings found in {files:?}: is the scan reading the right files?"
+    );
+}
+
 /// The checker itself, on a small source: literals count, comments and test items don't.
 #[test]
 fn the_scan_reads_literals_and_skips_comments_and_tests() {

@@ -63,4 +63,5 @@ mod terminal;
 mod tool_client;
 mod upstream;
 mod upstream_lifecycle;
+mod upstream_pins;
 mod validators;

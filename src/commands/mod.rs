@@ -1,7 +1,8 @@
 //! The command-line subcommands that are not servers: `catalogue eval`, `catalogue check`,
-//! `shell` and `demo` (both MCP clients, through `client`). Each prints for people; none
+//! `upstream approve`, `shell` and `demo` (both MCP clients, through `client`). Each prints for people; none
 //! of them speaks MCP on this process's stdout.
 
+pub mod approve;
 pub mod check;
 pub mod client;
 pub mod demo;

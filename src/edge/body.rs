@@ -131,20 +131,24 @@ pub async fn limit(State(bodies): State<Bodies>, request: Request, next: Next) -
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
     if json {
-        let scanned = match heavy {
+        // A heavy MCP body is also read for its method: only `tools/call` and responses to
+        // the server's own requests carry large params, and anything else is refused here,
+        // unparsed, rather than parsed and dropped on a request thread.
+        let light_only = heavy.is_some() && bodies.jsonrpc;
+        let checked = match heavy {
             Some(_) => {
                 let text = bytes.clone();
-                crate::heavy::blocking(move || message::scan(&text))
+                crate::heavy::blocking(move || check(&text, light_only))
                     .await
-                    .unwrap_or_else(|_| message::scan(&bytes))
+                    .unwrap_or_else(|_| check(&bytes, light_only))
             }
-            None => message::scan(&bytes),
+            None => check(&bytes, false),
         };
-        let shape = match scanned {
+        let shape = match checked {
             Ok(shape) => shape,
-            Err(e) => {
+            Err((status, message)) => {
                 crate::metrics::get().edge_refused("body_large");
-                return bodies.refuse(StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", &e.to_string());
+                return bodies.refuse(status, "PAYLOAD_TOO_LARGE", &message);
             }
         };
         // What parsing will hold beyond the text, reserved before it happens.
@@ -166,6 +170,46 @@ pub async fn limit(State(bodies): State<Bodies>, request: Request, next: Next) -
     };
     drop(held);
     answer
+}
+
+/// The shape of a JSON body within the message limits; with `light_only`, also that it is
+/// one JSON-RPC message that may be heavy: a `tools/call` request or a response.
+fn check(bytes: &[u8], light_only: bool) -> Result<message::Shape, (StatusCode, String)> {
+    let shape = message::scan(bytes).map_err(|e| (StatusCode::PAYLOAD_TOO_LARGE, e.to_string()))?;
+    if light_only {
+        heavy_allowed(bytes)?;
+    }
+    Ok(shape)
+}
+
+/// Whether a body past [`HTTP_HEAVY_BODY_BYTES`] is a message allowed to be that large.
+/// Read with nothing kept but the method's name: unknown members are skipped unparsed.
+fn heavy_allowed(bytes: &[u8]) -> Result<(), (StatusCode, String)> {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(default)]
+        result: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        error: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Probe = serde_json::from_slice(bytes).map_err(|e| {
+        let message = format!("the body is not one JSON-RPC message: {e}");
+        (StatusCode::BAD_REQUEST, message)
+    })?;
+    match probe.method.as_deref() {
+        Some("tools/call") => Ok(()),
+        None if probe.result.is_some() || probe.error.is_some() => Ok(()),
+        method => {
+            let what = method.map_or_else(|| "this".to_owned(), |m| format!("a `{m}`"));
+            let message = format!(
+                "{what} message may be at most {} bytes: only `tools/call` requests and responses carry more",
+                crate::limits::grouped(HTTP_HEAVY_BODY_BYTES as u64)
+            );
+            Err((StatusCode::PAYLOAD_TOO_LARGE, message))
+        }
+    }
 }
 
 /// The whole body within the cap, the time rule and the budget, with the permits of its

@@ -42,9 +42,10 @@ impl Federation {
         {
             return merged.clone();
         }
-        let extra = self.upstreams.manifests();
-        let (from, reported) = (base.clone(), self.reported.clone());
+        let (from, reported, upstreams) = (base.clone(), self.reported.clone(), self.upstreams.clone());
         let built = tokio::task::spawn_blocking(move || {
+            // Judging definitions against their pins may write the pins file.
+            let extra = upstreams.manifests();
             let budget = Budget::new(SNAPSHOT_BUILD_TIME, INDEX_ENTRIES);
             let (merged, problems) = from.with_federated(extra, &budget).ok()?;
             let mut reported = reported.lock().unwrap_or_else(PoisonError::into_inner);

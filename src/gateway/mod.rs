@@ -226,10 +226,14 @@ impl Gateway {
         };
         let tool = match found {
             Ok(tool) => tool.clone(),
-            // A server that never started (or is down) lists no tools: a name in its
-            // namespace is answered with why it is down, not as an unknown tool.
+            // A server that never started (or is down) lists no tools, and a tool held by
+            // its pin is not listed: a name in its namespace is answered with why (held,
+            // or the server down), not as an unknown tool.
             Err(e @ Error::ToolNotFound { .. }) => {
-                return Err(self.upstreams().and_then(|u| u.unavailable(wanted)).unwrap_or(e));
+                let upstream = self
+                    .upstreams()
+                    .and_then(|u| u.held(wanted).or_else(|| u.unavailable(wanted)));
+                return Err(upstream.unwrap_or(e));
             }
             Err(e) => return Err(e),
         };

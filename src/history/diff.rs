@@ -110,6 +110,15 @@ pub fn diff(a: &Record, b: &Record) -> Diff {
     }
 }
 
+/// Every leaf in which `b` differs from `a`, named from `root` (`root.key[2].key`): the
+/// same walk a run comparison makes, for any two JSON values (an upstream tool's approved
+/// and offered definitions, `toolgate upstream approve`).
+pub fn value_changes(root: &str, a: &Value, b: &Value) -> Vec<Change> {
+    let mut out = Vec::new();
+    walk(root, a, b, &mut out);
+    out
+}
+
 fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<Change>) {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {

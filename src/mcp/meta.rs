@@ -252,6 +252,17 @@ fn list(
             .map(|(server, reason)| json!({"server": server, "code": "UPSTREAM_UNAVAILABLE", "reason": reason}))
             .collect();
     }
+    // A tool held by its pin is not listed either: named here, with what changed.
+    let held = gateway.upstreams().map(|u| u.held_all()).unwrap_or_default();
+    if !held.is_empty() {
+        for (slug, e) in &held {
+            text.push_str(&format!("{slug} is held: {e}\n"));
+        }
+        structured["held_tools"] = held
+            .iter()
+            .map(|(slug, e)| json!({"slug": slug, "code": e.code(), "reason": e.to_string()}))
+            .collect();
+    }
     if end < total {
         let next = page::cursor(page::List::Meta, end, fingerprint);
         text.push_str(&format!("More: {{\"command\":\"list\",\"cursor\":\"{next}\"}}\n"));
@@ -272,6 +283,17 @@ fn tool_row(gateway: &Gateway, t: &Tool, available: &mut impl FnMut(&Tool) -> Re
     let mut notes = Vec::new();
     if !t.is_advertisable {
         notes.push("meta-tool only: slug cannot be an MCP tool name".to_owned());
+    }
+    // An upstream's description that addresses the model is flagged, never rewritten.
+    if let Some(flags) = m.extra.get("flags").filter(|f| f.is_array()) {
+        let names: Vec<&str> = flags
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        notes.push(format!("flagged: {}", names.join(", ")));
+        row["flags"] = flags.clone();
     }
     if let Err(e) = available(t).and_then(|()| gateway.reachable(t)) {
         notes.push(format!("unavailable here: {}", e.code()));

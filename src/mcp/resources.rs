@@ -186,6 +186,10 @@ fn catalogue(
         if let Err(e) = available {
             row["unavailable"] = json!({"code": e.code(), "reason": e.to_string()});
         }
+        // An upstream's description that addresses the model is flagged, never rewritten.
+        if let Some(flags) = m.extra.get("flags").filter(|f| f.is_array()) {
+            row["flags"] = flags.clone();
+        }
         // As the page prints it: pretty, two levels in (four more spaces a line).
         let printed = pretty(&row);
         let bytes = printed.len() + 4 * (printed.lines().count()) + 2;

@@ -248,6 +248,8 @@ fn status(e: &Error) -> StatusCode {
         // same request here cannot succeed until the operator installs it.
         Error::RuntimeUnavailable { .. } => StatusCode::FAILED_DEPENDENCY,
         Error::SessionLimit { .. } | Error::SessionShare { .. } => StatusCode::CONFLICT,
+        // The tool is held by its pin until an operator approves its new definition.
+        Error::DefinitionChanged { .. } => StatusCode::CONFLICT,
         Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         Error::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
         Error::Forbidden { .. } => StatusCode::FORBIDDEN,

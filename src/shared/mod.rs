@@ -67,10 +67,16 @@ impl Shared {
     /// A handle on the Redis `settings` name. No connection is made yet: the first
     /// command (or the watcher, [`Shared::watch`]) makes it, so a replica starts, and
     /// says it is not ready, while Redis is down. Fails only for settings the client
-    /// cannot use (a `rediss://` URL on a build without TLS).
+    /// cannot use (a `rediss://` URL on a build without TLS) and a password file that
+    /// cannot be read.
     pub fn open(settings: &Settings) -> Result<Shared, String> {
-        let client = redis::Client::open(settings.info.clone())
-            .map_err(|e| format!("TOOLGATE_REDIS {}: {e}", settings.shown()))?;
+        let mut info = settings.info.clone();
+        if let Some(file) = &settings.password_file {
+            let password = settings::read_password(file)?;
+            let redis = info.redis_settings().clone().set_password(password);
+            info = info.set_redis_settings(redis);
+        }
+        let client = redis::Client::open(info).map_err(|e| format!("TOOLGATE_REDIS {}: {e}", settings.shown()))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(REDIS_CONNECT_TIMEOUT))
             .set_response_timeout(Some(REDIS_RESPONSE_TIMEOUT))

@@ -8,6 +8,7 @@ It speaks MCP over stdio and keeps what the tests steer in STATE_DIR:
 - it refuses to start (exit 3) while STATE_DIR/down exists, so a test holds it down
   for as long as it needs, with no timing involved;
 - it writes its pid to STATE_DIR/pid, so a test can wait for it to exit;
+- `echo`'s description is the text of STATE_DIR/echo_description when it exists;
 - each start is counted in STATE_DIR/starts; from its second start on it also offers
   the tool `came_back`, so toolgate's relisting after a restart is a tools/list_changed
   a test can wait for.
@@ -60,7 +61,13 @@ starts_file.write_text(str(starts))
 server = MCPServer("py-upstream")
 
 
-@server.tool(description="Echoes the given text back, unchanged.")
+# A test changes `echo`'s description between two starts through STATE_DIR/echo_description
+# (an upstream redefining a tool it was approved with).
+echo_file = state / "echo_description"
+ECHO_DESCRIPTION = echo_file.read_text() if echo_file.exists() else "Echoes the given text back, unchanged."
+
+
+@server.tool(description=ECHO_DESCRIPTION)
 def echo(text: str) -> str:
     return text
 

@@ -9,11 +9,13 @@
 //! of the handler: the calling client reaches it only as a [`Caller`].
 
 mod child;
+pub mod descriptions;
 mod family;
 mod link;
 pub mod naming;
 mod ordered;
 mod oversize;
+pub mod pins;
 mod relay;
 pub mod settings;
 mod surface;
@@ -55,6 +57,8 @@ pub struct Upstreams {
     first_wait: Duration,
     /// When listings stop waiting for the first attempts: set by [`Upstreams::start`].
     first_deadline: OnceLock<tokio::time::Instant>,
+    /// The approved tool definitions (`TOOLGATE_PINS`), when the operator keeps them.
+    pins: Option<Arc<pins::Pins>>,
 }
 
 /// Why the `mcpServers` file named by `TOOLGATE_UPSTREAMS` cannot be used.
@@ -107,8 +111,41 @@ impl Upstreams {
             noted: Mutex::default(),
             first_wait,
             first_deadline: OnceLock::new(),
+            pins: None,
         };
         Ok((upstreams, notes))
+    }
+
+    /// These upstreams reduced to `server` (by its name in the file), before they start:
+    /// `toolgate upstream approve` starts only the server it approves.
+    pub fn only(mut self, server: &str) -> Result<Upstreams, String> {
+        self.links.retain(|l| l.server.name == server);
+        if self.links.is_empty() {
+            return Err(format!("the mcpServers file names no server \"{server}\""));
+        }
+        self.counted = Mutex::new(vec![None; self.links.len()]);
+        Ok(self)
+    }
+
+    /// The tools `server` offers now that its entry exposes, once its first connection
+    /// attempt has ended (within the first wait); an error says why it offers none.
+    pub async fn offered(&self, server: &str) -> Result<Vec<rmcp::model::Tool>, String> {
+        self.settled().await;
+        let link = self.link(server).map_err(|e| e.to_string())?;
+        link.status().map_err(|e| e.to_string())?;
+        let tools = link.tools();
+        Ok(tools
+            .iter()
+            .filter(|t| link.server.tools.admits(&t.name))
+            .cloned()
+            .collect())
+    }
+
+    /// These upstreams with their tools' definitions held to `pins` ([`pins`]).
+    #[must_use]
+    pub fn with_pins(mut self, pins: pins::Pins) -> Upstreams {
+        self.pins = Some(Arc::new(pins));
+        self
     }
 
     /// Starts one supervisor per server, and the task that turns their changes into
@@ -118,6 +155,28 @@ impl Upstreams {
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         for link in &self.links {
             tasks.push(tokio::spawn(link.clone().supervise(self.stop.child_token())));
+        }
+        if let Some(pins) = self.pins.clone() {
+            // An approval made by another process (`toolgate upstream approve`) reaches
+            // the listing within a poll: a new generation lists the tool again.
+            let (this, stop) = (Arc::downgrade(self), self.stop.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut every = tokio::time::interval(pins::PINS_POLL);
+                loop {
+                    tokio::select! {
+                        _ = every.tick() => {}
+                        () = stop.cancelled() => return,
+                    }
+                    let Some(upstreams) = this.upgrade() else { return };
+                    let pins = pins.clone();
+                    if tokio::task::spawn_blocking(move || pins.reload_if_changed())
+                        .await
+                        .unwrap_or(false)
+                    {
+                        upstreams.generation.send_modify(|g| *g += 1);
+                    }
+                }
+            }));
         }
         let this = Arc::downgrade(self);
         let (changed, stop) = (self.changed.clone(), self.stop.clone());
@@ -198,19 +257,36 @@ impl Upstreams {
     }
 
     /// Every exposed tool of every server as a manifest, with where it is served from.
-    /// A tool its server's `tools` filter excludes is not here; one the naming rule
-    /// had to leave out is noted once on stderr.
+    /// A tool its server's `tools` filter excludes is not here, nor one its pin holds
+    /// ([`Upstreams::held`]); one the naming rule had to leave out is noted once on
+    /// stderr. May write the pins file (a first pin): call it off the async workers.
     pub fn manifests(&self) -> Vec<(Manifest, Federated)> {
         let mut out = Vec::new();
+        let mut held = std::collections::HashMap::new();
         for link in &self.links {
             let server = &link.server;
             let tools = link.tools();
             let exposed: Vec<&rmcp::model::Tool> = tools.iter().filter(|t| server.tools.admits(&t.name)).collect();
             let names: Vec<&str> = exposed.iter().map(|t| t.name.as_ref()).collect();
+            // Slugs are fitted over every exposed tool, held ones included, so holding one
+            // never renames another.
             for (tool, slug) in exposed.iter().zip(naming::slugs(&server.prefix, &names)) {
+                let verdict = match (&self.pins, &slug) {
+                    (Some(pins), Some(_)) => pins.judge(&server.name, server.accept_changes, tool),
+                    _ => pins::Verdict::Pass,
+                };
+                if let (pins::Verdict::Held(what), Some(slug)) = (verdict, &slug) {
+                    let error = Error::DefinitionChanged {
+                        server: server.name.clone(),
+                        tool: tool.name.to_string(),
+                        what,
+                    };
+                    held.insert(slug.clone(), error);
+                    continue;
+                }
                 match slug {
                     Some(slug) => out.push((
-                        manifest(&server.name, slug, tool),
+                        manifest(server, slug, tool),
                         Federated {
                             server: server.name.clone(),
                             tool: tool.name.to_string(),
@@ -223,7 +299,21 @@ impl Upstreams {
                 }
             }
         }
+        if let Some(pins) = &self.pins {
+            pins.set_held(held);
+        }
         out
+    }
+
+    /// Every tool held by its pin now, by slug (sorted), with why.
+    pub fn held_all(&self) -> Vec<(String, Error)> {
+        self.pins.as_ref().map(|p| p.held_all()).unwrap_or_default()
+    }
+
+    /// `DEFINITION_CHANGED` for `name` when it is the slug of an upstream tool held by
+    /// its pin (as the latest listing found it).
+    pub fn held(&self, name: &str) -> Option<Error> {
+        self.pins.as_ref()?.held(name)
     }
 
     fn note(&self, line: String) {
@@ -295,7 +385,11 @@ impl Upstreams {
 
 /// An upstream tool as a manifest: its title, description, schemas and annotations
 /// kept; its server's name as category and tag, so a search for the server finds it.
-fn manifest(server: &str, slug: String, tool: &rmcp::model::Tool) -> Manifest {
+/// The description is held to the server's `maxDescription`, and flagged when it
+/// addresses the model ([`descriptions`]), as the whole text reads.
+fn manifest(entry: &Server, slug: String, tool: &rmcp::model::Tool) -> Manifest {
+    let server = entry.name.as_str();
+    let description = tool.description.as_deref().unwrap_or_default();
     let annotations = tool
         .annotations
         .as_ref()
@@ -309,10 +403,14 @@ fn manifest(server: &str, slug: String, tool: &rmcp::model::Tool) -> Manifest {
         .unwrap_or_else(|| tool.name.to_string());
     let mut extra = Map::new();
     extra.insert("upstream".to_owned(), json!({"server": server, "tool": tool.name}));
+    let flags = descriptions::flags(description);
+    if !flags.is_empty() {
+        extra.insert("flags".to_owned(), json!(flags));
+    }
     Manifest {
         slug,
         name,
-        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+        description: descriptions::capped(description, entry.max_description),
         category: server.to_owned(),
         tags: vec![server.to_owned(), "upstream".to_owned()],
         phrasings: Vec::new(),

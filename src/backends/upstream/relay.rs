@@ -409,7 +409,12 @@ impl ClientHandler for Relay {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        self.ask(Ask::Elicit, params(request)).await
+        let asked = params(request);
+        let mut answer: ElicitResult = self.ask(Ask::Elicit, asked.clone()).await?;
+        if answer.action == rmcp::model::ElicitationAction::Accept {
+            answer.content = Some(with_defaults(&asked, answer.content.take()));
+        }
+        Ok(answer)
     }
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, McpError> {
@@ -422,4 +427,26 @@ impl ClientHandler for Relay {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.relist.notify_one();
     }
+}
+
+/// An accepted form's `content` with each field the person left out that the requested
+/// schema gives a `default` for set to that default, as a client must (SEP-1034): the
+/// server asked with defaults, and a form shown to a person starts from them, so an
+/// answer relayed from a client that did not fill them in is completed here.
+fn with_defaults(asked: &Value, content: Option<Value>) -> Value {
+    let mut content = match content {
+        Some(Value::Object(map)) => map,
+        Some(other) => return other,
+        None => serde_json::Map::new(),
+    };
+    if let Some(properties) = asked["requestedSchema"]["properties"].as_object() {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default")
+                && !content.contains_key(name)
+            {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    Value::Object(content)
 }

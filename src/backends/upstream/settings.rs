@@ -30,6 +30,12 @@ pub struct Server {
     pub transport: Transport,
     /// Which of its tools are exposed.
     pub tools: Filter,
+    /// With `TOOLGATE_PINS`: a changed tool definition is pinned anew rather than held
+    /// (`"acceptChanges": true`). By default, false.
+    pub accept_changes: bool,
+    /// Characters of a tool's description kept (`"maxDescription"`); the rest is cut, and
+    /// the cut said. By default, no cap beyond the message limits.
+    pub max_description: Option<usize>,
 }
 
 /// How an upstream is reached.
@@ -110,6 +116,9 @@ fn glob(pattern: &str, name: &str) -> bool {
     p[i..].iter().all(|c| *c == '*')
 }
 
+/// The largest `maxDescription` accepted.
+const MAX_DESCRIPTION_CAP: u64 = 1_000_000;
+
 /// Keys of a server entry this version reads; any other is noted and ignored.
 const KNOWN_KEYS: &[&str] = &[
     "command",
@@ -121,6 +130,8 @@ const KNOWN_KEYS: &[&str] = &[
     "type",
     "transport",
     "tools",
+    "acceptChanges",
+    "maxDescription",
 ];
 
 /// Why a document is not an `mcpServers` file at all (a bad entry is only a note).
@@ -218,6 +229,22 @@ fn server(name: &str, entry: &Value, notes: &mut Vec<String>) -> Result<Server, 
         prefix,
         transport,
         tools: filter(entry.get("tools"))?,
+        accept_changes: match entry.get("acceptChanges") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => return Err(format!("\"acceptChanges\" must be true or false, not {other}")),
+        },
+        max_description: match entry.get("maxDescription") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_u64() {
+                Some(n) if (1..=MAX_DESCRIPTION_CAP).contains(&n) => Some(n as usize),
+                _ => {
+                    return Err(format!(
+                        "\"maxDescription\" must be a number of characters from 1 to {MAX_DESCRIPTION_CAP}, not {v}"
+                    ));
+                }
+            },
+        },
     })
 }
 
