@@ -18,6 +18,7 @@ mod fleet;
 mod fleet_balanced;
 mod fleet_history;
 mod fleet_rates;
+mod fleet_sessions;
 mod history;
 mod hostile_folders;
 mod hostile_history;
