@@ -16,6 +16,7 @@ mod execution_modes;
 mod fetch_policy;
 mod fleet;
 mod fleet_balanced;
+mod fleet_events;
 mod fleet_history;
 mod fleet_rates;
 mod fleet_sessions;

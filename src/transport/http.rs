@@ -40,6 +40,7 @@ use crate::edge::body::{self, Bodies};
 use crate::edge::{self, Connections, observe, probes};
 use crate::limits::{HTTP_BODY_BYTES, HTTP_SESSION_RETRY_AFTER, HTTP_SHUTDOWN_GRACE, HTTP_SSE_KEEP_ALIVE};
 use crate::mcp::Handler;
+use crate::shared::events::Events;
 use crate::shared::sessions::Ledger;
 
 /// Hosts every gateway accepts: the loopback names, with or without a port.
@@ -170,6 +171,10 @@ pub async fn serve(
     // with it.
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(settings.session_idle);
+    // A fleet's replica keeps its SSE events in Redis, so a stream resumes anywhere.
+    if let Some(shared) = access.shared() {
+        manager = manager.with_event_store(Arc::new(Events::new(shared.clone())));
+    }
     let sessions = Sessions::new(manager, settings.max_sessions, settings.max_sessions_per_principal);
     // A fleet's replica: sessions (owner, `initialize`, count per principal) in Redis,
     // living as long as a session may idle.
