@@ -177,3 +177,57 @@ fn initialize() -> Value {
         "clientInfo": {"name": "toolgate-tests", "version": "1"}
     }})
 }
+
+#[tokio::test]
+async fn a_repl_started_on_one_replica_is_named_as_elsewhere_on_another() {
+    let standin = crate::nyxilum::standin().display().to_string();
+    let prefix = prefix("sessions-repl");
+    let fleet = gates(
+        2,
+        MACHINE,
+        &prefix,
+        &[("TOOLGATE_RUNTIMES", "nyxilum"), ("NX_NODE_PATH", &standin)],
+    )
+    .await;
+    let mut session = Session::open(&fleet[0].url).await;
+    let started = session.call("nyxilum_repl_start", json!({})).await;
+    let id = started["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_owned();
+    // The same MCP session on the other replica: the REPL process is not there, and the
+    // error says why and what an operator does about it.
+    session.url = fleet[1].url.clone();
+    let there = session
+        .call("nyxilum_repl_eval", json!({"session_id": id, "code": "print(1)"}))
+        .await;
+    assert_eq!(there["code"], "SESSION_NOT_FOUND", "{there}");
+    let why = there["error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("another toolgate process") && why.contains("affinity on Mcp-Session-Id"),
+        "{there}"
+    );
+    let stop = session.call("nyxilum_repl_stop", json!({"session_id": id})).await;
+    assert_eq!(stop["code"], "SESSION_NOT_FOUND", "not 'already gone': {stop}");
+    // An id no process made is still just unknown.
+    let unknown = session
+        .call(
+            "nyxilum_repl_eval",
+            json!({"session_id": "nx-unknown", "code": "print(1)"}),
+        )
+        .await;
+    assert!(
+        !unknown["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("another toolgate process"),
+        "{unknown}"
+    );
+    // Back on its own replica, the REPL is there, its state intact.
+    session.url = fleet[0].url.clone();
+    let own = session
+        .call("nyxilum_repl_eval", json!({"session_id": id, "code": "print(1)"}))
+        .await;
+    assert_eq!(own["output"], "1\n", "{own}");
+    session.call("nyxilum_repl_stop", json!({"session_id": id})).await;
+}
