@@ -18,6 +18,7 @@ mod fleet;
 mod fleet_balanced;
 mod fleet_events;
 mod fleet_history;
+mod fleet_lb;
 mod fleet_rates;
 mod fleet_sessions;
 mod history;
