@@ -145,6 +145,15 @@ pub enum Error {
         /// The id asked for.
         id: String,
     },
+    /// A REPL session id of another toolgate process: a REPL is a process of the replica
+    /// that started it (or of this server before a restart), reachable only there.
+    #[error(
+        "REPL session \"{id}\" lives in another toolgate process (another replica of this fleet, or this server before it restarted): a REPL is a process of the replica that started it. Operators keep a session's requests on one replica (affinity on Mcp-Session-Id) when REPLs are used; otherwise start a new one here with nyxilum_repl_start."
+    )]
+    SessionElsewhere {
+        /// The id asked for.
+        id: String,
+    },
     /// Too many live REPL sessions.
     #[error("At most {limit} sessions may be live at once; stop one first.")]
     SessionLimit {
@@ -393,7 +402,7 @@ impl Error {
             Error::NoSource { .. } => "NO_SOURCE",
             Error::RuntimeUnavailable { .. } => "RUNTIME_UNAVAILABLE",
             Error::RunNotFound { .. } => "RUN_NOT_FOUND",
-            Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
+            Error::SessionNotFound { .. } | Error::SessionElsewhere { .. } => "SESSION_NOT_FOUND",
             Error::SessionLimit { .. } | Error::SessionShare { .. } => "SESSION_LIMIT",
             Error::UpstreamUnavailable { .. } => "UPSTREAM_UNAVAILABLE",
             Error::DefinitionChanged { .. } => "DEFINITION_CHANGED",
@@ -427,6 +436,7 @@ impl Error {
             | Error::RuntimeUnavailable { .. }
             | Error::RunNotFound { .. }
             | Error::SessionNotFound { .. }
+            | Error::SessionElsewhere { .. }
             | Error::SessionLimit { .. }
             | Error::SessionShare { .. }
             | Error::DefinitionChanged { .. }
@@ -554,6 +564,7 @@ mod tests {
             ),
             (Error::RunNotFound { id: s() }, "RUN_NOT_FOUND", false),
             (Error::SessionNotFound { id: s() }, "SESSION_NOT_FOUND", false),
+            (Error::SessionElsewhere { id: s() }, "SESSION_NOT_FOUND", false),
             (Error::SessionLimit { limit: 5 }, "SESSION_LIMIT", false),
             (Error::SessionShare { share: 2, limit: 5 }, "SESSION_LIMIT", false),
             (

@@ -236,6 +236,32 @@ pub const REDIS_LEASE_TTL: Duration = Duration::from_secs(30);
 /// given back on the same replica wakes its waiters at once.
 pub const REDIS_PLACE_POLL_MAX: Duration = Duration::from_millis(200);
 
+/// With `TOOLGATE_REDIS`: the newest events kept of one SSE stream for a resume with
+/// `Last-Event-ID` on any replica; older ones are dropped as new ones come.
+pub const REDIS_EVENTS_PER_STREAM: usize = 128;
+
+/// With `TOOLGATE_REDIS`: the largest SSE event kept for a resume (its JSON); a larger
+/// one is delivered on its live stream but a resume skips it. With
+/// [`REDIS_EVENTS_PER_STREAM`], bounds one stream's keys in Redis.
+pub const REDIS_EVENT_BYTES: usize = 1024 * 1024;
+
+/// With `TOOLGATE_REDIS`: how long an SSE stream's events are kept past its last event.
+pub const REDIS_EVENTS_TTL: Duration = Duration::from_secs(600);
+
+/// With `TOOLGATE_REDIS`: how long a resumed request stream follows its events in Redis
+/// waiting for the request's answer (another replica may still be running the call);
+/// past it the stream ends and the client resumes again from its last event.
+pub const REDIS_EVENTS_FOLLOW: Duration = Duration::from_secs(60);
+
+/// With `TOOLGATE_REDIS`: how long a resumed request stream with no event kept at all
+/// (a call that has sent nothing yet, or an id made up) is followed before it ends and
+/// the client resumes again.
+pub const REDIS_EVENTS_FOLLOW_UNKEPT: Duration = Duration::from_secs(5);
+
+/// With `TOOLGATE_REDIS`: the longest pause between two reads of a followed stream (the
+/// pauses double from 10 ms up to it, and start again after each new event).
+pub const REDIS_EVENTS_POLL_MAX: Duration = Duration::from_millis(250);
+
 /// The prefix of every Redis key a fleet writes (`TOOLGATE_REDIS_PREFIX`), so several
 /// fleets (or other programs) can share one Redis.
 pub const REDIS_PREFIX: &str = "toolgate:";

@@ -67,7 +67,8 @@ pub struct EdgeLabels {
 
 /// Why the edge refuses a request: a body too slow, too large, or past the shared body
 /// budget; a session beyond the global or the principal's cap; a request naming a
-/// session of another principal.
+/// session of another principal; a session request a fleet's replica cannot serve while
+/// its Redis is unreachable.
 pub const EDGE_REASONS: &[&str] = &[
     "body_slow",
     "body_large",
@@ -75,6 +76,7 @@ pub const EDGE_REASONS: &[&str] = &[
     "sessions_global",
     "sessions_principal",
     "session_owner",
+    "sessions_shared",
 ];
 
 /// HTTP methods counted by name; any other is counted as `other`, so a caller inventing
@@ -217,7 +219,7 @@ impl Metrics {
         let edge = Family::<EdgeLabels, Counter>::default();
         registry.register(
             "http_refused",
-            "Requests refused at the HTTP edge, by reason (slow, large or over-budget bodies; session caps; another principal's session)",
+            "Requests refused at the HTTP edge, by reason (slow, large or over-budget bodies; session caps; another principal's session; a fleet's sessions unreadable)",
             edge.clone(),
         );
         registry.register(

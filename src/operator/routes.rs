@@ -237,7 +237,8 @@ fn status(e: &Error) -> StatusCode {
         | Error::AmbiguousSlug { .. }
         | Error::NoSource { .. }
         | Error::RunNotFound { .. }
-        | Error::SessionNotFound { .. } => StatusCode::NOT_FOUND,
+        | Error::SessionNotFound { .. }
+        | Error::SessionElsewhere { .. } => StatusCode::NOT_FOUND,
         Error::InvalidParams { .. }
         | Error::BadRequest(_)
         | Error::UnknownCommand { .. }
@@ -334,6 +335,7 @@ mod tests {
             },
             Error::RunNotFound { id: s() },
             Error::SessionNotFound { id: s() },
+            Error::SessionElsewhere { id: s() },
             Error::SessionLimit { limit: 5 },
             Error::SessionShare { share: 2, limit: 5 },
             Error::UpstreamUnavailable {

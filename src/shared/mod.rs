@@ -1,6 +1,7 @@
 //! The state the replicas of one fleet share, in Redis (`TOOLGATE_REDIS`), so that any
 //! replica can serve any request: the per-principal rate limits and runs at once
-//! (`rate.rs`).
+//! (`rate.rs`), the MCP sessions — their owners, `initialize` and count per holder
+//! (`sessions.rs`) — and their SSE events, for a resume anywhere (`events.rs`).
 //!
 //! Without the setting nothing here is built and no Redis code runs: one process keeps
 //! its state in memory, as it always has. With it, [`Shared`] is one multiplexed
@@ -20,7 +21,9 @@
 //! A leaf over the ground floor: it knows no principal, session or HTTP type; callers
 //! name their keys and it prefixes them ([`Shared::key`]).
 
+pub mod events;
 pub mod rate;
+pub mod sessions;
 pub mod settings;
 
 use std::sync::atomic::{AtomicU8, Ordering};

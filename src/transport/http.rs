@@ -10,7 +10,10 @@
 //! and checked for nesting and size before rmcp parses them (`edge::body`); sessions
 //! capped and owned where they are made (`sessions.rs`: beyond the global cap or the
 //! principal's a new one is answered 503 with `Retry-After`; a request naming another
-//! principal's session is answered 403, an unreadable `Mcp-Session-Id` 400); and at shutdown (SIGTERM/SIGINT) the listener stops accepting, running
+//! principal's session is answered 403, an unreadable `Mcp-Session-Id` 400; in a fleet,
+//! a session another replica made is restored here from Redis for its owner, one the
+//! fleet no longer holds is answered 404, and one whose owner Redis cannot tell 503
+//! `SHARED_STATE_UNAVAILABLE`); and at shutdown (SIGTERM/SIGINT) the listener stops accepting, running
 //! calls get [`HTTP_SHUTDOWN_GRACE`] to answer, then every session is ended (its calls
 //! cancelled). Host and Origin are checked by rmcp against [`HttpSettings`]' allowlists
 //! (loopback names by default, per the spec's DNS-rebinding rule); request bodies are
@@ -27,7 +30,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
-use super::sessions::{self, Admission, Refusal, Sessions};
+use super::sessions::{self, Admission, Owner, Refusal, Sessions};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +40,8 @@ use crate::edge::body::{self, Bodies};
 use crate::edge::{self, Connections, observe, probes};
 use crate::limits::{HTTP_BODY_BYTES, HTTP_SESSION_RETRY_AFTER, HTTP_SHUTDOWN_GRACE, HTTP_SSE_KEEP_ALIVE};
 use crate::mcp::Handler;
+use crate::shared::events::Events;
+use crate::shared::sessions::Ledger;
 
 /// Hosts every gateway accepts: the loopback names, with or without a port.
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
@@ -166,11 +171,20 @@ pub async fn serve(
     // with it.
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(settings.session_idle);
-    let sessions = Arc::new(Sessions::new(
-        manager,
-        settings.max_sessions,
-        settings.max_sessions_per_principal,
-    ));
+    // A fleet's replica keeps its SSE events in Redis, so a stream resumes anywhere.
+    if let Some(shared) = access.shared() {
+        manager = manager.with_event_store(Arc::new(Events::new(shared.clone())));
+    }
+    let sessions = Sessions::new(manager, settings.max_sessions, settings.max_sessions_per_principal);
+    // A fleet's replica: sessions (owner, `initialize`, count per principal) in Redis,
+    // living as long as a session may idle.
+    let ledger = access
+        .shared()
+        .map(|shared| Arc::new(Ledger::new(shared.clone(), settings.session_idle)));
+    let sessions = Arc::new(match &ledger {
+        Some(ledger) => sessions.in_fleet(ledger.clone()),
+        None => sessions,
+    });
     let ended = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(
@@ -189,6 +203,11 @@ pub async fn serve(
         .with_max_request_body_bytes(HTTP_BODY_BYTES)
         .with_sse_keep_alive(Some(HTTP_SSE_KEEP_ALIVE))
         .with_cancellation_token(ended.child_token());
+    // A session this replica has not seen is restored from the fleet's record of it.
+    let mut config = config;
+    if let Some(ledger) = ledger {
+        config.session_store = Some(ledger);
+    }
     // A fleet's replica: each session keeps its history in Redis too, as long as the
     // session may sit idle.
     let template = match access.shared() {
@@ -279,15 +298,19 @@ async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, n
             )
                 .into_response();
         };
-        if let (Some(owner), Some(principal)) = (sessions.owner(id), &principal)
-            && owner != principal.id
-        {
-            crate::metrics::get().edge_refused("session_owner");
-            return (
-                StatusCode::FORBIDDEN,
-                "this MCP session belongs to another principal; start a session of your own",
-            )
-                .into_response();
+        match sessions.owner(id).await {
+            Ok(Owner::Principal(owner)) if principal.as_ref().is_some_and(|p| p.id != owner) => {
+                crate::metrics::get().edge_refused("session_owner");
+                return (
+                    StatusCode::FORBIDDEN,
+                    "this MCP session belongs to another principal; start a session of your own",
+                )
+                    .into_response();
+            }
+            Ok(Owner::Principal(_) | Owner::Unrecorded) => {}
+            // As rmcp answers a session it does not know: the client starts a new one.
+            Ok(Owner::Gone) => return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response(),
+            Err(e) => return shared_unavailable(&e.to_string()),
         }
     }
     let ending = request.method() == Method::DELETE;
@@ -305,6 +328,7 @@ async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, n
                     "toolgate serves at most {max} MCP sessions of one caller at once; end one (DELETE) or retry when one has expired"
                 ),
             ),
+            Refusal::Shared(reason) => return shared_unavailable(&reason),
         };
         crate::metrics::get().edge_refused(reason);
         let mut answer = (StatusCode::SERVICE_UNAVAILABLE, message).into_response();
@@ -319,6 +343,22 @@ async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, n
     if ending && answer.status() == StatusCode::ACCEPTED {
         *answer.status_mut() = StatusCode::OK;
     }
+    answer
+}
+
+/// The answer to a session request a replica cannot serve while the fleet's Redis cannot
+/// say who owns the session or how many a caller has: 503, retryable, naming why.
+fn shared_unavailable(reason: &str) -> Response {
+    crate::metrics::get().edge_refused("sessions_shared");
+    let mut answer = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("SHARED_STATE_UNAVAILABLE: the fleet's sessions cannot be read now ({reason}); retry"),
+    )
+        .into_response();
+    answer.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(HTTP_SESSION_RETRY_AFTER.as_secs()),
+    );
     answer
 }
 

@@ -13,6 +13,12 @@
 //! HTTP layer refuses any request naming it (POST, GET stream, DELETE) from anyone else.
 //! The principal of the request being served reaches this manager as a task-local
 //! ([`admit`]), set around each request by the HTTP layer.
+//!
+//! A fleet's replica ([`Sessions::in_fleet`]) keeps each session's owner and `initialize`
+//! in Redis too (`shared::sessions`): a request naming a session this replica has not seen
+//! restores it here (rmcp's `SessionStore`), owned by its original owner; the cap per
+//! principal counts the principal's sessions across the fleet; the global cap stays this
+//! replica's (it bounds this process's memory), restored sessions included.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -24,6 +30,8 @@ use rmcp::transport::streamable_http_server::session::local::{LocalSessionManage
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId, SessionManager};
 
 use crate::access::Principal;
+use crate::error::Error;
+use crate::shared::sessions::Ledger;
 
 tokio::task_local! {
     static ADMISSION: Admission;
@@ -36,13 +44,15 @@ pub(super) struct Admission {
     refused: Arc<Mutex<Option<Refusal>>>,
 }
 
-/// Why a session was not made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why a session was not made (or restored).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Refusal {
     /// The server holds this many sessions.
     Global(usize),
     /// The principal holds this many sessions.
     Principal(usize),
+    /// The fleet's Redis cannot say (`SHARED_STATE_UNAVAILABLE`): why.
+    Shared(String),
 }
 
 impl Admission {
@@ -56,7 +66,15 @@ impl Admission {
 
     /// What the manager refused while the request was served, if anything.
     pub(super) fn refused(&self) -> Option<Refusal> {
-        *self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records that the manager refused the request `refusal`.
+    fn refuse(&self, refusal: Refusal) {
+        *self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(refusal);
     }
 }
 
@@ -88,6 +106,19 @@ pub(super) struct Sessions {
     max: usize,
     per_principal: usize,
     held: Mutex<Held>,
+    /// A fleet's sessions in Redis, for a replica.
+    fleet: Option<Arc<Ledger>>,
+}
+
+/// Who owns a session named in a request, as far as this replica can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Owner {
+    /// This principal (its id).
+    Principal(Arc<str>),
+    /// Not recorded here: rmcp answers for the session (404 when it does not know it).
+    Unrecorded,
+    /// The fleet holds no such session (never made, deleted or expired).
+    Gone,
 }
 
 /// Why the manager failed: rmcp's own error, or a refusal by cap.
@@ -109,6 +140,15 @@ impl Sessions {
             max,
             per_principal: per_principal.max(1),
             held: Mutex::default(),
+            fleet: None,
+        }
+    }
+
+    /// These sessions kept in the fleet's Redis too (`ledger`), as the module says.
+    pub(super) fn in_fleet(self, ledger: Arc<Ledger>) -> Sessions {
+        Sessions {
+            fleet: Some(ledger),
+            ..self
         }
     }
 
@@ -116,9 +156,30 @@ impl Sessions {
         self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The id of the principal that owns session `id`, while it lives.
-    pub(super) fn owner(&self, id: &str) -> Option<Arc<str>> {
+    /// The id of the principal that owns session `id`, while it lives here.
+    fn local_owner(&self, id: &str) -> Option<Arc<str>> {
         self.held().owners.get(id).map(|(principal, _)| principal.clone())
+    }
+
+    /// Who owns session `id`, which a request names. A replica asks the fleet, which
+    /// renews the session (it is being used); a session the fleet no longer holds is
+    /// ended here too, if this replica still has it. `SHARED_STATE_UNAVAILABLE` when the
+    /// fleet's Redis cannot say.
+    pub(super) async fn owner(&self, id: &str) -> Result<Owner, Error> {
+        let Some(ledger) = &self.fleet else {
+            return Ok(self.local_owner(id).map_or(Owner::Unrecorded, Owner::Principal));
+        };
+        match ledger.touch(id).await? {
+            Some(owner) => Ok(Owner::Principal(Arc::from(owner))),
+            None => {
+                let id: SessionId = Arc::from(id);
+                if self.inner.has_session(&id).await.unwrap_or(false) {
+                    tracing::debug!("session {id} ended elsewhere in the fleet; ended here too");
+                    let _ = self.close_session(&id).await;
+                }
+                Ok(Owner::Gone)
+            }
+        }
     }
 
     /// Forgets session `id` (closed, expired or failed to start).
@@ -154,7 +215,7 @@ impl SessionManager for Sessions {
             let of_holder = held.by_holder.get(&holder).copied().unwrap_or(0);
             if held.owners.len() + held.making >= self.max {
                 Some(Refusal::Global(self.max))
-            } else if of_holder >= self.per_principal {
+            } else if self.fleet.is_none() && of_holder >= self.per_principal {
                 Some(Refusal::Principal(self.per_principal))
             } else {
                 held.making += 1;
@@ -164,14 +225,32 @@ impl SessionManager for Sessions {
         };
         if let Some(refusal) = refusal {
             if let Some(admission) = &admission {
-                *admission
-                    .refused
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(refusal);
+                admission.refuse(refusal);
             }
             return Err(SessionsError::Refused);
         }
         let made = self.inner.create_session().await;
+        // A replica counts the holder's sessions across the fleet, once rmcp has named
+        // this one.
+        let refusal = match (&made, &self.fleet) {
+            (Ok((session, _)), Some(ledger)) => match ledger.admit(session, &id, &holder, self.per_principal).await {
+                Ok(true) => None,
+                Ok(false) => Some(Refusal::Principal(self.per_principal)),
+                Err(e) => Some(Refusal::Shared(e.to_string())),
+            },
+            _ => None,
+        };
+        if let (Some(refusal), Ok((session, _))) = (refusal, &made) {
+            let _ = self.inner.close_session(session).await;
+            let mut held = self.held();
+            held.making -= 1;
+            release(&mut held, &holder);
+            drop(held);
+            if let Some(admission) = &admission {
+                admission.refuse(refusal);
+            }
+            return Err(SessionsError::Refused);
+        }
         let mut held = self.held();
         held.making -= 1;
         match made {
@@ -231,7 +310,42 @@ impl SessionManager for Sessions {
         Ok(self.inner.resume(id, last_event_id).await?)
     }
 
+    /// A fleet's session this replica has not seen, made here again for the request
+    /// naming it (whose principal the HTTP layer checked is its owner), within this
+    /// replica's global cap.
     async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        Ok(self.inner.restore_session(id).await?)
+        let admission = ADMISSION.try_with(Clone::clone).ok();
+        let principal = admission.as_ref().and_then(|a| a.principal.as_ref());
+        let owner: Arc<str> = principal.map_or_else(|| Arc::from("anonymous"), |p| p.id.clone());
+        let holder: Arc<str> = Arc::from(principal.map_or_else(|| "anonymous".to_owned(), Principal::share));
+        {
+            let mut held = self.held();
+            if held.owners.len() + held.making >= self.max {
+                drop(held);
+                if let Some(admission) = &admission {
+                    admission.refuse(Refusal::Global(self.max));
+                }
+                return Err(SessionsError::Refused);
+            }
+            held.making += 1;
+            *held.by_holder.entry(holder.clone()).or_default() += 1;
+        }
+        let restored = self.inner.restore_session(id.clone()).await;
+        let mut held = self.held();
+        held.making -= 1;
+        match restored {
+            Ok(RestoreOutcome::Restored(transport)) => {
+                held.owners.insert(id, (owner, holder));
+                Ok(RestoreOutcome::Restored(transport))
+            }
+            Ok(other) => {
+                release(&mut held, &holder);
+                Ok(other)
+            }
+            Err(e) => {
+                release(&mut held, &holder);
+                Err(e.into())
+            }
+        }
     }
 }

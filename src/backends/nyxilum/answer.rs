@@ -146,6 +146,8 @@ async fn repl_stop(nyx: &Nyxilum, owner: u64, args: &Value) -> Result<Answer, Er
     let id = text_arg(args, "session_id");
     let (body, text) = if nyx.sessions().stop(owner, id).await {
         (json!({}), format!("Stopped REPL session {id}."))
+    } else if super::repl::elsewhere(id) {
+        return Err(Error::SessionElsewhere { id: id.to_owned() });
     } else {
         (
             json!({"alreadyGone": true}),

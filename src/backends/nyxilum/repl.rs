@@ -13,6 +13,11 @@
 //! two, cannot hold them all); one idle for
 //! [`limits::REPL_IDLE`] is closed; each has its own folder, removed when it ends, and
 //! every session ends with the server.
+//!
+//! A session is a process of the toolgate that started it, so its id names that process
+//! (`nx-<process>-<random>`): an id of another process — another replica of a fleet, or
+//! this server before a restart — is answered with an error saying so
+//! ([`Error::SessionElsewhere`]), not as an id that never existed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -121,7 +126,7 @@ impl Sessions {
             state.starting.swap_remove(at);
         }
         let session = started?;
-        let id = format!("nx-{}", random_hex(8));
+        let id = format!("nx-{}-{}", process_tag(), random_hex(8));
         state.live.insert(id.clone(), Arc::new(session));
         if !state.reaper {
             state.reaper = true;
@@ -138,7 +143,7 @@ impl Sessions {
             .get(id)
             .filter(|s| s.owner == owner)
             .cloned()
-            .ok_or_else(|| Error::SessionNotFound { id: id.to_owned() })?;
+            .ok_or_else(|| not_found(id))?;
         let mut guard = session.io.lock().await;
         let Some(io) = guard.as_mut() else {
             return Err(Error::SessionNotFound { id: id.to_owned() });
@@ -383,6 +388,34 @@ async fn read_until(io: &mut Io, needle: &[u8], timeout: Duration) -> Result<Sca
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// This process's part of its REPL session ids: 32 random bits, drawn once.
+fn process_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| random_hex(4))
+}
+
+/// Returns true if and only if `id` has the shape of a REPL session id of another
+/// toolgate process (`nx-<8 hex>-<16 hex>` whose process part is not this one's).
+pub(super) fn elsewhere(id: &str) -> bool {
+    let mut parts = id.split('-');
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("nx"), Some(process), Some(random), None) => {
+            hex(process, 8) && hex(random, 16) && process != process_tag()
+        }
+        _ => false,
+    }
+}
+
+/// The error for a REPL session id this process does not hold.
+fn not_found(id: &str) -> Error {
+    if elsewhere(id) {
+        Error::SessionElsewhere { id: id.to_owned() }
+    } else {
+        Error::SessionNotFound { id: id.to_owned() }
+    }
 }
 
 /// `bytes` random bytes in hex, from the operating system.

@@ -1,0 +1,177 @@
+//! The MCP sessions of a fleet, in Redis: which sessions exist, who owns each, what its
+//! client sent in `initialize`, and how many a holder has — so any replica serves any
+//! session's request, refuses it to anyone but its owner, and counts a principal's
+//! sessions across the fleet.
+//!
+//! One hash per session (`session:<id>`: `owner`, `holder`, and `state`, rmcp's
+//! [`SessionState`] as JSON) and one sorted set per holder (`sessions:<holder>`: session
+//! id → when it expires, µs on Redis's clock). Both live as long as the session may idle
+//! (`TOOLGATE_HTTP_SESSION_IDLE_MS`) and every request naming the session renews them
+//! ([`Ledger::touch`]), so a session used on any replica lives on every replica, and one
+//! no replica has seen used for that long is gone everywhere. A `DELETE` on any replica
+//! ends it everywhere ([`SessionStore::delete`]); a replica that merely lets its copy go
+//! (idle, shut down, killed) leaves the fleet's session alone.
+//!
+//! One round trip to admit a session, one to record its `initialize`, one per request to
+//! renew it and read its owner. Callers name owners and holders as strings; nothing here
+//! knows a principal.
+
+use std::time::Duration;
+
+use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
+
+use super::Shared;
+use crate::error::Error;
+
+/// A session admitted. KEYS[1]: the holder's sessions; KEYS[2]: the session's hash.
+/// ARGV[1]: the session id; ARGV[2]: its owner; ARGV[3]: its holder; ARGV[4]: sessions a
+/// holder may have; ARGV[5]: a session's life in µs. Answers 1 when admitted, 0 when the
+/// holder already has ARGV[4].
+const ADMIT: &str = r"
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local life = tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.17g', now))
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], string.format('%.17g', now + life), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], math.ceil(life / 1000))
+redis.call('HSET', KEYS[2], 'owner', ARGV[2], 'holder', ARGV[3])
+redis.call('PEXPIRE', KEYS[2], math.ceil(life / 1000))
+return 1
+";
+
+/// A session used. KEYS[1]: its hash. ARGV[1]: the session id; ARGV[2]: a session's life
+/// in µs; ARGV[3]: the prefix of holders' sets. Answers the owner, or nil when the fleet
+/// holds no such session (never made, deleted, or expired).
+const TOUCH: &str = r"
+local found = redis.call('HMGET', KEYS[1], 'owner', 'holder')
+if not found[1] or not found[2] then
+  return false
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local life = tonumber(ARGV[2])
+redis.call('PEXPIRE', KEYS[1], math.ceil(life / 1000))
+local held = ARGV[3] .. found[2]
+redis.call('ZADD', held, 'XX', string.format('%.17g', now + life), ARGV[1])
+redis.call('PEXPIRE', held, math.ceil(life / 1000))
+return found[1]
+";
+
+/// A session ended. KEYS[1]: its hash. ARGV[1]: the session id; ARGV[2]: the prefix of
+/// holders' sets.
+const END: &str = r"
+local holder = redis.call('HGET', KEYS[1], 'holder')
+if holder then
+  redis.call('ZREM', ARGV[2] .. holder, ARGV[1])
+end
+redis.call('DEL', KEYS[1])
+return 1
+";
+
+/// The fleet's sessions.
+#[derive(Debug)]
+pub struct Ledger {
+    shared: Shared,
+    /// How long a session lives in Redis past its last use (its idle expiry).
+    life: Duration,
+    admit: redis::Script,
+    touch: redis::Script,
+    end: redis::Script,
+}
+
+impl Ledger {
+    /// The sessions of the fleet whose Redis is `shared`, each living `life` past its
+    /// last use.
+    pub fn new(shared: Shared, life: Duration) -> Ledger {
+        Ledger {
+            shared,
+            life,
+            admit: redis::Script::new(ADMIT),
+            touch: redis::Script::new(TOUCH),
+            end: redis::Script::new(END),
+        }
+    }
+
+    fn session_key(&self, id: &str) -> String {
+        self.shared.key(&format!("session:{id}"))
+    }
+
+    fn holders_prefix(&self) -> String {
+        self.shared.key("sessions:")
+    }
+
+    fn life_us(&self) -> u64 {
+        u64::try_from(self.life.as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// Records session `id` as `owner`'s, counted against `holder`, unless `holder`
+    /// already has `at_most` live sessions in the fleet: true when admitted.
+    pub async fn admit(&self, id: &str, owner: &str, holder: &str, at_most: usize) -> Result<bool, Error> {
+        let mut call = self.admit.key(format!("{}{holder}", self.holders_prefix()));
+        call.key(self.session_key(id))
+            .arg(id)
+            .arg(owner)
+            .arg(holder)
+            .arg(at_most)
+            .arg(self.life_us());
+        let admitted: u8 = self.shared.script(&call).await?;
+        Ok(admitted == 1)
+    }
+
+    /// Renews session `id` (it was just used) and answers its owner; `None` when the
+    /// fleet holds no such session.
+    pub async fn touch(&self, id: &str) -> Result<Option<String>, Error> {
+        let mut call = self.touch.key(self.session_key(id));
+        call.arg(id).arg(self.life_us()).arg(self.holders_prefix());
+        self.shared.script(&call).await
+    }
+
+    /// Ends session `id` in the fleet: no replica serves it again.
+    pub async fn end(&self, id: &str) -> Result<(), Error> {
+        let mut call = self.end.key(self.session_key(id));
+        call.arg(id).arg(self.holders_prefix());
+        self.shared.script::<u8>(&call).await.map(drop)
+    }
+}
+
+/// rmcp's store of sessions' `initialize` parameters, restored on a replica that has not
+/// seen the session yet.
+#[async_trait::async_trait]
+impl SessionStore for Ledger {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let state: Option<String> = self
+            .shared
+            .query(redis::cmd("HGET").arg(self.session_key(session_id)).arg("state"))
+            .await?;
+        match state {
+            None => Ok(None),
+            Some(text) => Ok(Some(serde_json::from_str(&text)?)),
+        }
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let key = self.session_key(session_id);
+        let text = serde_json::to_string(state)?;
+        let life_ms = u64::try_from(self.life.as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut pipeline = redis::pipe();
+        pipeline
+            .cmd("HSET")
+            .arg(&key)
+            .arg("state")
+            .arg(text)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&key)
+            .arg(life_ms)
+            .ignore();
+        self.shared.pipeline::<()>(&pipeline).await?;
+        Ok(())
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        Ok(self.end(session_id).await?)
+    }
+}

@@ -1,0 +1,161 @@
+//! Three `toolgate --http` replicas sharing Redis behind a real nginx in round-robin with
+//! no stickiness: every request of a session may land on another replica. The official
+//! Python and TypeScript SDKs run whole sessions through it (initialize, search, schema,
+//! runs, a batch with progress, history, isolation); a session goes on when the replica
+//! that made it is killed; a session's owner is held on every replica behind the
+//! balancer; and the official conformance suite (`--suite all`) passes through it, but
+//! for the scenarios `tests/conformance/expected-failures-fleet.yaml` lists with reasons
+//! — `server-sse-polling` among the passing ones.
+
+use serde_json::json;
+
+use crate::access::new_key;
+use crate::fleet_sessions::gates;
+use crate::http::{HttpGate, Session, post};
+use crate::interop::{assert_all_checks_passed, installed, node_modules, run, scrubbed};
+use crate::nginx::Nginx;
+use crate::redis_server::{MACHINE, prefix};
+
+/// nginx round-robin over `fleet`: its `/mcp` URL.
+async fn balance(fleet: &[HttpGate]) -> (Nginx, String) {
+    let upstreams: Vec<String> = fleet
+        .iter()
+        .map(|g| g.url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned())
+        .collect();
+    let nginx = Nginx::start(&upstreams).await;
+    let url = format!("{}/mcp", nginx.url);
+    (nginx, url)
+}
+
+/// `/metrics` of `gate`: how many MCP requests it answered.
+async fn answered(http: &reqwest::Client, gate: &HttpGate) -> u64 {
+    let text = http
+        .get(gate.url.replace("/mcp", "/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("toolgate_http_requests_total{") && l.contains("/mcp\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn the_official_sdks_run_whole_sessions_through_round_robin_nginx_over_three_replicas() {
+    let prefix = prefix("lb-sdks");
+    let fleet = gates(3, MACHINE, &prefix, &[]).await;
+    let (_nginx, url) = balance(&fleet).await;
+    let python = installed(
+        "TOOLGATE_TEST_PYTHON",
+        "a Python virtual environment with tests/requirements.txt",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = scrubbed(&python, dir.path());
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/python_http.py"))
+        .arg(&url);
+    let (status, stdout, stderr) = run(cmd, "the Python SDK HTTP script through nginx").await;
+    assert_all_checks_passed("the Python SDK through nginx", status, &stdout, &stderr);
+    let mut cmd = scrubbed("node", dir.path());
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/ts_http.mjs"))
+        .arg(node_modules())
+        .arg(&url);
+    let (status, stdout, stderr) = run(cmd, "the TypeScript SDK HTTP script through nginx").await;
+    assert_all_checks_passed("the TypeScript SDK through nginx", status, &stdout, &stderr);
+    // Round-robin spread the sessions' requests over all three.
+    let http = reqwest::Client::new();
+    for gate in &fleet {
+        assert!(answered(&http, gate).await >= 3, "{} answered almost nothing", gate.url);
+    }
+}
+
+#[tokio::test]
+async fn a_session_goes_on_when_a_replica_dies_and_its_owner_holds_behind_the_balancer() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("keys.json");
+    let alice = new_key(&file, "run,search", "alice").await;
+    let bob = new_key(&file, "run,search", "bob").await;
+    let prefix = prefix("lb-kill");
+    let mut fleet = gates(3, MACHINE, &prefix, &[("TOOLGATE_KEYS_FILE", file.to_str().unwrap())]).await;
+    let (_nginx, url) = balance(&fleet).await;
+    let mut hers = Session::open_keyed(&url, &alice).await;
+    let encode =
+        |input: &str| json!({"command": "run", "slug": "base64-codec", "params": {"mode": "encode", "input": input}});
+    for i in 0..3 {
+        let run = hers.call("toolgate", encode(&format!("before-{i}"))).await;
+        assert_eq!(run["success"], true, "{run}");
+    }
+    // Bob presents her session id: refused whichever replica nginx picks.
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("authorization", format!("Bearer {bob}").parse().unwrap());
+    let bobs = reqwest::Client::builder().default_headers(headers).build().unwrap();
+    let history = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "toolgate", "arguments": {"command": "history"}}});
+    for _ in 0..3 {
+        let stolen = post(&bobs, &url, Some(&hers.id), &history).await;
+        assert_eq!(stolen.status(), 403);
+    }
+    // The replica that made the session dies (killed, no goodbye); her session goes on.
+    drop(fleet.remove(0));
+    for i in 0..4 {
+        let run = hers.call("toolgate", encode(&format!("after-{i}"))).await;
+        assert_eq!(run["success"], true, "{run}");
+    }
+    let index = hers.call("toolgate", json!({"command": "history"})).await;
+    let ids: Vec<&str> = index["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["r7", "r6", "r5", "r4", "r3", "r2", "r1"], "{index}");
+    for _ in 0..2 {
+        assert_eq!(post(&bobs, &url, Some(&hers.id), &history).await.status(), 403);
+    }
+}
+
+#[tokio::test]
+async fn the_conformance_suite_passes_through_round_robin_nginx_over_three_replicas() {
+    let suite = node_modules().join("@modelcontextprotocol/conformance/dist/index.js");
+    // The scenarios that fail through the balancer, each with its reason.
+    let listed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/conformance/expected-failures-fleet.yaml"
+    ))
+    .unwrap();
+    let mut expected: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(str::trim)
+        .collect();
+    expected.sort_unstable();
+    let catalogue = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/conformance");
+    let prefix = prefix("lb-conformance");
+    let fleet = gates(
+        3,
+        MACHINE,
+        &prefix,
+        &[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_CATALOGUE", catalogue)],
+    )
+    .await;
+    let (_nginx, url) = balance(&fleet).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = scrubbed("node", dir.path());
+    cmd.arg(&suite).args(["server", "--url", &url, "--suite", "all"]);
+    let (_, stdout, stderr) = run(cmd, "the MCP conformance suite through nginx").await;
+    let summary = stdout.rsplit("=== SUMMARY ===").next().unwrap_or_default();
+    let mut failed: Vec<&str> = summary
+        .lines()
+        .filter_map(|l| l.strip_prefix("✗ "))
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    failed.sort_unstable();
+    assert!(
+        summary.lines().any(|l| l.starts_with("Total")),
+        "no summary\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert_eq!(failed, expected, "{summary}");
+    assert!(summary.contains("✓ server-sse-polling:"), "{summary}");
+}
