@@ -158,8 +158,12 @@ fn main() {
                 .map(|name| grew(name))
                 .sum();
             // One round trip is one script (EVALSHA), one pipeline (each holds exactly one
-            // INCR or one RPUSH) or the ZREM that gives a place back.
-            let trips: u64 = ["evalsha", "eval", "incr", "rpush", "lrange", "zrem"].iter().map(|n| grew(n)).sum();
+            // INCR, one RPUSH or one XADD: an SSE event kept) or the ZREM that gives a
+            // place back.
+            let trips: u64 = ["evalsha", "eval", "incr", "rpush", "xadd", "lrange", "zrem"]
+                .iter()
+                .map(|n| grew(n))
+                .sum();
             // The warm-up's calls count too (and the session's two opening requests, a
             // thousandth of the figure).
             let requests = (many.len() + 50) as f64;
