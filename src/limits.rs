@@ -661,6 +661,12 @@ pub const VIOLATION_VALUE_CHARS: usize = 120;
 /// validated on a blocking thread, so no worker is held for long.
 pub const INLINE_VALIDATION_VALUES: usize = 4_096;
 
+/// Nesting up to which a call's arguments are validated on the async worker against a
+/// recursive union schema (`Node = Item | Group`); deeper values are validated on a heavy
+/// thread, since each level tries the union's branches (a tree 30 deep under a two-way
+/// union held a request thread for milliseconds under `cargo bench --bench hostile`).
+pub const INLINE_UNION_DEPTH: usize = 8;
+
 /// Deepest nesting of objects and arrays in one MCP message (stdio line or HTTP body),
 /// checked on its bytes before it is parsed. Tool arguments rarely nest past ten; the
 /// envelope adds three.

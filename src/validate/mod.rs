@@ -26,7 +26,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::limits::{INLINE_VALIDATION_VALUES, VIOLATIONS_SHOWN};
+use crate::limits::{INLINE_UNION_DEPTH, INLINE_VALIDATION_VALUES, VIOLATIONS_SHOWN};
 
 /// One tool's compiled input schema: the validator that decides, and the one that
 /// explains a failure, compiled when the first call fails.
@@ -37,6 +37,8 @@ pub struct Compiled {
     report: OnceLock<Option<jsonschema::Validator>>,
     /// Where the schema has patterns that need backtracking (checked on bounded values).
     backtracking: Vec<String>,
+    /// Whether the schema is a recursive union (`anyOf`/`oneOf` and a reference).
+    branching: bool,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -131,6 +133,7 @@ pub fn compile(schema: &Value) -> Result<Compiled, SchemaError> {
         schema: verdict_schema,
         report: OnceLock::new(),
         backtracking: facts.backtracking,
+        branching: facts.branching,
     })
 }
 
@@ -221,13 +224,26 @@ impl Compiled {
     }
 
     /// Returns true if and only if checking `params` may take long enough that it should
-    /// not run on an async worker: more than [`INLINE_VALIDATION_VALUES`] values, or any
-    /// long string against a schema with backtracking patterns.
+    /// not run on an async worker: more than [`INLINE_VALIDATION_VALUES`] values, any
+    /// long string against a schema with backtracking patterns, or values nested deeper
+    /// than [`INLINE_UNION_DEPTH`] against a recursive union (whose branches are tried
+    /// at every level, up to [`crate::limits::VALIDATION_UNFOLD`] checks).
     pub fn is_heavy(&self, params: &Value) -> bool {
         let mut budget = INLINE_VALIDATION_VALUES;
         let patterns = !self.backtracking.is_empty();
-        heavy(params, &mut budget, patterns)
+        heavy(params, &mut budget, patterns) || (self.branching && deeper_than(params, INLINE_UNION_DEPTH))
     }
+}
+
+/// Returns true if and only if `value` nests objects and arrays more than `levels` deep
+/// (the walk stops there).
+fn deeper_than(value: &Value, levels: usize) -> bool {
+    let children: Box<dyn Iterator<Item = &Value>> = match value {
+        Value::Array(items) => Box::new(items.iter()),
+        Value::Object(map) => Box::new(map.values()),
+        _ => return false,
+    };
+    levels == 0 || children.into_iter().any(|v| deeper_than(v, levels - 1))
 }
 
 /// Counts values (and long strings, where patterns backtrack: by the square of their
@@ -254,6 +270,32 @@ fn heavy(value: &Value, budget: &mut usize, patterns: bool) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn deep_values_under_a_recursive_union_are_heavy_and_elsewhere_are_not() {
+        let union = json!({
+            "properties": {"tree": {"$ref": "#/$defs/Node"}},
+            "$defs": {
+                "Node": {"anyOf": [{"$ref": "#/$defs/Item"}, {"$ref": "#/$defs/Group"}]},
+                "Item": {"type": "integer"},
+                "Group": {"properties": {"children": {"items": {"$ref": "#/$defs/Node"}}}}
+            }
+        });
+        let tree = |depth: usize| {
+            let mut t = json!(5);
+            for _ in 0..depth {
+                t = json!({"children": [t]});
+            }
+            json!({"tree": t})
+        };
+        let compiled = compile(&union).unwrap();
+        assert!(!compiled.is_heavy(&tree(2)), "a shallow tree stays inline");
+        assert!(compiled.is_heavy(&tree(30)), "a deep one goes to a heavy thread");
+        let plain = compile(&json!({"type": "object"})).unwrap();
+        assert!(!plain.is_heavy(&tree(30)), "depth alone is cheap without a union");
+        assert!(deeper_than(&json!({"a": [1]}), 1) && !deeper_than(&json!({"a": [1]}), 2));
+        assert!(!deeper_than(&json!(1), 0) && deeper_than(&json!([]), 0));
+    }
 
     fn check(schema: Value, params: Value) -> Result<(), String> {
         compile(&schema).unwrap().check("t", &params).map_err(|e| e.to_string())

@@ -90,6 +90,9 @@ pub(super) struct Facts {
     /// `"/properties/password: (?=.*[A-Z]).{8,}"` for each `pattern` that needs a
     /// backtracking engine (checked only on values of bounded length).
     pub(super) backtracking: Vec<String>,
+    /// Whether it has a union (`anyOf`, `oneOf`) and a reference: a recursive union,
+    /// whose check of a deep value tries its branches at every level.
+    pub(super) branching: bool,
 }
 
 /// Checks what `schema` would cost: the unfolding of its in-place applicators and the
@@ -97,7 +100,12 @@ pub(super) struct Facts {
 pub(super) fn inspect(schema: &Value) -> Result<Facts, String> {
     let mut facts = Facts::default();
     let mut problem = None;
+    let (mut unions, mut references) = (false, false);
     visit(schema, &mut String::new(), &mut |node, at| {
+        unions |= node.contains_key("anyOf") || node.contains_key("oneOf");
+        references |= ["$ref", "$dynamicRef", "$recursiveRef"]
+            .iter()
+            .any(|k| node.contains_key(*k));
         if problem.is_some() {
             return;
         }
@@ -118,6 +126,7 @@ pub(super) fn inspect(schema: &Value) -> Result<Facts, String> {
     if let Some(problem) = problem {
         return Err(problem);
     }
+    facts.branching = unions && references;
     let mut count = Unfold::new(schema);
     let mut worst = (0u64, String::new());
     let mut pointers = Vec::new();
