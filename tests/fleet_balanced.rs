@@ -9,8 +9,8 @@ use crate::fleet_rates::replicas;
 use crate::nginx::Nginx;
 use crate::redis_server::{MACHINE, prefix};
 
-/// Requests to the run route `server` answered, from its `/metrics`.
-async fn runs_answered(http: &reqwest::Client, host: &str) -> u64 {
+/// Requests to `route` (`/run`, `/mcp`) the server at `host` answered, from its `/metrics`.
+pub async fn answered_on(http: &reqwest::Client, host: &str, route: &str) -> u64 {
     let text = http
         .get(format!("{host}/metrics"))
         .send()
@@ -19,10 +19,16 @@ async fn runs_answered(http: &reqwest::Client, host: &str) -> u64 {
         .text()
         .await
         .unwrap();
+    let label = format!("{route}\"");
     text.lines()
-        .filter(|l| l.starts_with("toolgate_http_requests_total{") && l.contains("/run\""))
+        .filter(|l| l.starts_with("toolgate_http_requests_total{") && l.contains(&label))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
         .sum()
+}
+
+/// Requests to the run route `server` answered, from its `/metrics`.
+async fn runs_answered(http: &reqwest::Client, host: &str) -> u64 {
+    answered_on(http, host, "/run").await
 }
 
 #[tokio::test]

@@ -29,18 +29,7 @@ async fn balance(fleet: &[HttpGate]) -> (Nginx, String) {
 
 /// `/metrics` of `gate`: how many MCP requests it answered.
 async fn answered(http: &reqwest::Client, gate: &HttpGate) -> u64 {
-    let text = http
-        .get(gate.url.replace("/mcp", "/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .filter(|l| l.starts_with("toolgate_http_requests_total{") && l.contains("/mcp\""))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
-        .sum()
+    crate::fleet_balanced::answered_on(http, gate.url.trim_end_matches("/mcp"), "/mcp").await
 }
 
 #[tokio::test]

@@ -94,29 +94,18 @@ pub async fn observe(mut request: Request, next: Next) -> Response {
     }
     let principal = answer.extensions().get::<Principal>().map(|p| p.id.clone());
     let principal = principal.as_deref().unwrap_or("-");
-    match &trace {
-        Some(trace_id) => tracing::info!(
-            target: "toolgate_access",
-            request_id = %id.0,
-            method = %method,
-            path = %path,
-            status,
-            ms = log_ms(elapsed),
-            principal,
-            trace_id = %trace_id,
-            "request"
-        ),
-        None => tracing::info!(
-            target: "toolgate_access",
-            request_id = %id.0,
-            method = %method,
-            path = %path,
-            status,
-            ms = log_ms(elapsed),
-            principal,
-            "request"
-        ),
-    }
+    // `trace_id` is written only while a trace is active (a `None` field is left out).
+    tracing::info!(
+        target: "toolgate_access",
+        request_id = %id.0,
+        method = %method,
+        path = %path,
+        status,
+        ms = log_ms(elapsed),
+        principal,
+        trace_id = trace.as_deref().map(tracing::field::display),
+        "request"
+    );
     let labels = RequestLabels { route, method, status };
     metrics::get().request(&labels, elapsed.as_secs_f64(), trace.as_deref());
     answer

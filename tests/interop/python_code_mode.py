@@ -27,8 +27,7 @@ try:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.types import Implementation
-    from python_http import CheckFailed, check, structured  # beside this script
-    from python_sdk import leaf_exceptions
+    from python_http import check, reported, structured  # beside this script
 except ImportError as exc:  # pragma: no cover - environment problem, not a test failure
     print(f"SETUP: the MCP Python SDK is not importable ({exc})", file=sys.stderr)
     sys.exit(2)
@@ -95,21 +94,7 @@ async def run_checks(url: str, full_key: str, coder_key: str, limited_url: str) 
 
 
 async def main(url: str, full_key: str, coder_key: str, limited_url: str) -> int:
-    try:
-        with anyio.fail_after(GLOBAL_TIMEOUT_SECONDS):
-            await run_checks(url, full_key, coder_key, limited_url)
-    except BaseException as exc:  # noqa: BLE001 - report everything, including groups
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        for leaf in leaf_exceptions(exc):
-            if isinstance(leaf, CheckFailed):
-                print(f"FAIL: {leaf.what}\n  expected: {leaf.expected}\n  got: {leaf.got}", flush=True)
-                return 1
-        print(f"FAIL: unexpected {exc!r}", flush=True)
-        return 1
-    print("ok: all checks passed", flush=True)
-    return 0
-
+    return await reported(run_checks(url, full_key, coder_key, limited_url), GLOBAL_TIMEOUT_SECONDS)
 
 if __name__ == "__main__":
     if len(sys.argv) != 5:

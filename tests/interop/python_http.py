@@ -96,10 +96,12 @@ async def run_checks(url: str) -> None:
         check("alice" not in text, "bob's r1 is his own run, not alice's", "no 'alice'", shown)
 
 
-async def main(url: str) -> int:
+async def reported(checks: Any, timeout: float) -> int:
+    """Runs `checks` (an awaitable) within `timeout` seconds; prints the first failed check,
+    or the unexpected error, or that all passed; the exit status to use."""
     try:
-        with anyio.fail_after(GLOBAL_TIMEOUT_SECONDS):
-            await run_checks(url)
+        with anyio.fail_after(timeout):
+            await checks
     except BaseException as exc:  # noqa: BLE001 - report everything, including groups
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -112,6 +114,9 @@ async def main(url: str) -> int:
     print("ok: all checks passed", flush=True)
     return 0
 
+
+async def main(url: str) -> int:
+    return await reported(run_checks(url), GLOBAL_TIMEOUT_SECONDS)
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
