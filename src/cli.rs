@@ -212,6 +212,11 @@ pub struct Cli {
     /// request's Host.
     #[arg(long, env = "TOOLGATE_PUBLIC_URL", global = true)]
     pub public_url: Option<String>,
+    /// With --oauth-jwks: the tools each token scope admits, `SCOPE=PATTERNS` entries
+    /// separated by `;` (`github:read=github__get_*,github__list_*;ops=*`); a token then
+    /// sees and runs only what its mapped scopes admit (default: every tool).
+    #[arg(long, env = "TOOLGATE_OAUTH_TOOL_SCOPES", global = true)]
+    pub oauth_tool_scopes: Option<String>,
     /// Both HTTP servers: the Redis a fleet of replicas shares its state in
     /// (redis://[user:password@]host:port/db, or rediss:// for TLS). Unset: this process
     /// keeps its state itself.
@@ -330,6 +335,11 @@ pub enum KeysCommand {
         /// The keys file.
         #[arg(long)]
         file: PathBuf,
+        /// The only tools the key may see and run, comma-separated globs (`*` any run of
+        /// characters, `?` any one), `!` before one that excludes:
+        /// 'github__*,!github__delete_*'. By default, every tool its scopes allow.
+        #[arg(long)]
+        tools: Option<String>,
     },
 }
 
@@ -468,6 +478,7 @@ impl Cli {
             oauth_authorization_servers: self.oauth_authorization_servers,
             oauth_per_minute: self.oauth_per_minute,
             public_url: self.public_url,
+            oauth_tool_scopes: self.oauth_tool_scopes,
             upstreams: self.upstreams,
             pins: self.pins,
             pins_hold_new: self.pins_hold_new,

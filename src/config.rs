@@ -174,6 +174,8 @@ pub struct Raw {
     pub oauth_per_minute: u64,
     /// `TOOLGATE_PUBLIC_URL`.
     pub public_url: Option<String>,
+    /// `TOOLGATE_OAUTH_TOOL_SCOPES`.
+    pub oauth_tool_scopes: Option<String>,
     /// `TOOLGATE_UPSTREAMS`.
     pub upstreams: Option<PathBuf>,
     /// `TOOLGATE_PINS`.
@@ -379,6 +381,7 @@ impl Config {
             authorization_servers: raw.oauth_authorization_servers.as_deref(),
             per_minute: raw.oauth_per_minute,
             public_url: raw.public_url.as_deref(),
+            tool_scopes: raw.oauth_tool_scopes.as_deref(),
         })?;
         if oauth.is_none() && raw.public_url.as_deref().is_some_and(|u| !u.trim().is_empty()) {
             notes.push("TOOLGATE_PUBLIC_URL is used only with OAuth (TOOLGATE_OAUTH_JWKS); it is ignored".to_owned());

@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod message;
 pub mod metrics;
 pub mod operator;
+pub mod patterns;
 pub mod plural;
 pub mod registry;
 pub mod sandbox;

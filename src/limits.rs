@@ -190,6 +190,19 @@ pub const KEY_BYTES: usize = 32;
 /// Runs a minute a key may start unless its entry says otherwise.
 pub const KEY_PER_MINUTE: u32 = 600;
 
+/// Globs in one tool policy (a key's `tools`, one scope of `TOOLGATE_OAUTH_TOOL_SCOPES`):
+/// every tool name is matched against each, at every view built for the policy.
+pub const TOOL_PATTERNS: usize = 64;
+
+/// Characters in one glob of a tool policy: a match costs at worst the product of the
+/// glob's and the name's lengths.
+pub const TOOL_PATTERN_CHARS: usize = 256;
+
+/// Per-policy views of a catalogue snapshot kept at once (each shares the snapshot's
+/// tools and holds its own slug list and search index): a server whose principals hold
+/// more distinct tool policies builds the least recently used ones again.
+pub const POLICY_VIEWS: usize = 32;
+
 /// Runs a minute an anonymous caller (one client address) may start: a free
 /// tier that lets a person try the catalogue. `TOOLGATE_ANONYMOUS_PER_MINUTE` changes it.
 pub const ANONYMOUS_PER_MINUTE: u32 = 30;

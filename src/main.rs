@@ -82,11 +82,16 @@ fn fail(message: &str) -> ExitCode {
 
 async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> Result<(), String> {
     if let Some(Command::Keys {
-        command: KeysCommand::New { scopes, id, file },
+        command: KeysCommand::New {
+            scopes,
+            id,
+            file,
+            tools,
+        },
     }) = &cli.command
     {
         let scopes = toolgate::access::Scope::parse_list(scopes).map_err(|e| format!("--scopes: {e}"))?;
-        let key = toolgate::access::keys::append(file, scopes, id.clone())?;
+        let key = toolgate::access::keys::append(file, scopes, id.clone(), tools.as_deref())?;
         println!("{key}");
         return Ok(());
     }

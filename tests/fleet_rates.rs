@@ -204,6 +204,7 @@ async fn the_redis_buckets_admit_and_refuse_as_one_process_does() {
             per_minute,
             anonymous: false,
             address: None,
+            tools: None,
         };
         // A full bucket's worth passes at once; the next call is refused with the wait
         // until the bucket has one again (a call that ran into a refill, at most two

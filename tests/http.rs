@@ -18,6 +18,8 @@ pub struct HttpGate {
     child: Child,
     /// `http://127.0.0.1:PORT/mcp`.
     pub url: String,
+    /// What it has written on stderr since it announced its address.
+    said: std::sync::Arc<std::sync::Mutex<String>>,
     _dir: tempfile::TempDir,
 }
 
@@ -45,8 +47,26 @@ impl HttpGate {
         let url = tokio::time::timeout(Duration::from_secs(30), announce)
             .await
             .expect("toolgate --http starts");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        HttpGate { child, url, _dir: dir }
+        let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let keep = said.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut said = keep.lock().unwrap();
+                said.push_str(&line);
+                said.push('\n');
+            }
+        });
+        HttpGate {
+            child,
+            url,
+            said,
+            _dir: dir,
+        }
+    }
+
+    /// What it has written on stderr since it announced its address, so far.
+    pub fn stderr(&self) -> String {
+        self.said.lock().unwrap().clone()
     }
 
     /// The child's pid.

@@ -559,3 +559,49 @@ async fn bad_oauth_settings_stop_the_server_at_start_with_exit_2_and_say_why() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[tokio::test]
+async fn mapped_token_scopes_limit_the_tools_a_token_sees_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let signer = Signer::ec("ec-1");
+    let file = dir.path().join("jwks.json");
+    write_jwks(&file, &[&signer]);
+    let mut env = oauth_env(file.to_str().unwrap());
+    env.push(("TOOLGATE_OAUTH_TOOL_SCOPES", "tools:echo=echo*;tools:all=*".to_owned()));
+    let server = CatalogueServer::launch(&[fixtures().as_os_str()], &borrowed(&env)).await;
+    let list = |token: String| {
+        let url = format!("{}/api/tools", server.host);
+        async move {
+            let listed: Value = reqwest::Client::new()
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let tools = listed.as_array().or_else(|| listed["tools"].as_array()).cloned();
+            let mut slugs: Vec<String> = tools
+                .unwrap_or_else(|| panic!("{listed}"))
+                .iter()
+                .map(|t| t["slug"].as_str().unwrap().to_owned())
+                .collect();
+            slugs.sort();
+            slugs
+        }
+    };
+    // One mapped scope: its tools only; the catch-all scope: every tool; no mapped
+    // scope: none, and a run of a hidden tool is not found.
+    let echo_only = signer.sign(&claims("alice", "search run tools:echo"));
+    assert_eq!(list(echo_only.clone()).await, ["echo", "echo-async"]);
+    let everything = signer.sign(&claims("bob", "search run tools:echo tools:all"));
+    assert!(list(everything.clone()).await.len() > 2);
+    let unmapped = signer.sign(&claims("carol", "search run"));
+    assert!(list(unmapped.clone()).await.is_empty());
+    assert_eq!(run(&server.host, &echo_only).await.status(), 200);
+    assert_eq!(run(&server.host, &everything).await.status(), 200);
+    let refused = run(&server.host, &unmapped).await;
+    assert_eq!(refused.status(), 404);
+    assert_eq!(refused.json::<Value>().await.unwrap()["code"], "TOOL_NOT_FOUND");
+}

@@ -64,6 +64,7 @@ mod telemetry;
 mod telemetry_flow;
 mod terminal;
 mod tool_client;
+mod tool_policy;
 mod upstream;
 mod upstream_lifecycle;
 mod upstream_pins;

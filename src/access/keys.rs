@@ -2,17 +2,21 @@
 //! and its rate limit; reading it, finding a presented key in constant time, and
 //! appending a new key (`toolgate keys new`).
 //!
-//! The file is JSON, `{"keys": [{"id", "sha256", "scopes", "per_minute"}]}`, so an
-//! operator can read and edit it; a bad entry is refused with its position rather than
-//! skipped, since a skipped entry would silently lock its holder out.
+//! The file is JSON, `{"keys": [{"id", "sha256", "scopes", "per_minute", "tools"}]}`,
+//! so an operator can read and edit it; a bad entry is refused with its position rather
+//! than skipped, since a skipped entry would silently lock its holder out. `tools`, when
+//! present, is the key's tool policy (`["github__*", "!github__delete_*"]`): the only
+//! tools its holder sees and runs.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::limits::{KEY_BYTES, KEY_PER_MINUTE};
+use crate::patterns::ToolPatterns;
 
 /// What a principal may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -74,6 +78,13 @@ pub struct Key {
     /// Calls a minute this key may make. By default, [`KEY_PER_MINUTE`].
     #[serde(default = "default_per_minute")]
     pub per_minute: u32,
+    /// The tools its holder may see and run, as globs (`!` before one that excludes).
+    /// By default, every tool its scopes allow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// `tools` read, once the file is checked ([`Keys::parse`]).
+    #[serde(skip)]
+    pub patterns: Option<Arc<ToolPatterns>>,
 }
 
 fn default_per_minute() -> u32 {
@@ -167,9 +178,9 @@ impl Keys {
     }
 
     /// Parses and checks a keys document: every id non-empty and unique, every hash 64
-    /// hex digits, every entry with a scope.
+    /// hex digits, every entry with a scope, every tool policy readable.
     pub fn parse(text: &str) -> Result<Keys, BadKeys> {
-        let keys: Keys = serde_json::from_str(text).map_err(|e| BadKeys::NotAKeysDocument(e.to_string()))?;
+        let mut keys: Keys = serde_json::from_str(text).map_err(|e| BadKeys::NotAKeysDocument(e.to_string()))?;
         for (i, key) in keys.keys.iter().enumerate() {
             let entry = i + 1;
             let bad = |why: String| BadKeys::Entry {
@@ -191,6 +202,16 @@ impl Keys {
             }
             if key.scopes.is_empty() {
                 return Err(bad("no scopes".to_owned()));
+            }
+        }
+        for (i, key) in keys.keys.iter_mut().enumerate() {
+            if let Some(globs) = &key.tools {
+                let patterns = ToolPatterns::parse(globs.iter().map(String::as_str)).map_err(|why| BadKeys::Entry {
+                    entry: i + 1,
+                    id: key.id.clone(),
+                    why: format!("tools: {why}"),
+                })?;
+                key.patterns = Some(Arc::new(patterns));
             }
         }
         Ok(keys)
@@ -228,9 +249,23 @@ pub fn fresh() -> Result<String, String> {
 }
 
 /// Appends a new key with `scopes` to the keys file at `path` (created if missing),
-/// named `id` or `key-N`, and returns the key. The file is replaced whole (a temporary
-/// file renamed over it), so a server reading it never sees half a document.
-pub fn append(path: &Path, scopes: Vec<Scope>, id: Option<String>) -> Result<String, String> {
+/// named `id` or `key-N`, limited to the tools `tools` admits when given (a
+/// comma-separated list of globs), and returns the key. The file is replaced whole (a
+/// temporary file renamed over it), so a server reading it never sees half a document.
+pub fn append(path: &Path, scopes: Vec<Scope>, id: Option<String>, tools: Option<&str>) -> Result<String, String> {
+    let tools = match tools {
+        Some(text) => {
+            ToolPatterns::parse_list(text).map_err(|e| format!("--tools: {e}"))?;
+            Some(
+                text.split(',')
+                    .map(str::trim)
+                    .filter(|g| !g.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            )
+        }
+        None => None,
+    };
     let mut keys = match std::fs::read_to_string(path) {
         Ok(text) => Keys::parse(&text).map_err(|e| format!("the keys file {}: {e}", path.display()))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Keys::default(),
@@ -256,6 +291,8 @@ pub fn append(path: &Path, scopes: Vec<Scope>, id: Option<String>) -> Result<Str
         sha256: digest(&key),
         scopes,
         per_minute: KEY_PER_MINUTE,
+        tools,
+        patterns: None,
     });
     let text = serde_json::to_string_pretty(&keys).map_err(|e| e.to_string())?;
     let folder = path
@@ -289,8 +326,8 @@ mod tests {
     fn a_key_is_found_by_its_hash_only_and_bad_files_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("keys.json");
-        let first = append(&path, vec![Scope::Run], Some("ci".into())).unwrap();
-        let second = append(&path, vec![Scope::Search, Scope::Admin], None).unwrap();
+        let first = append(&path, vec![Scope::Run], Some("ci".into()), None).unwrap();
+        let second = append(&path, vec![Scope::Search, Scope::Admin], None, None).unwrap();
         assert_ne!(first, second);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains(&first) && !text.contains(&second), "no key in the file");
@@ -298,15 +335,15 @@ mod tests {
         assert_eq!(keys.find(&first).map(|k| k.id.as_str()), Some("ci"));
         assert_eq!(keys.find(&second).map(|k| k.id.as_str()), Some("key-1"));
         assert!(keys.find("tg_wrong").is_none());
-        assert!(append(&path, vec![Scope::Run], Some("ci".into())).is_err());
-        assert!(append(&path, vec![Scope::Run], Some("oauth:ci".into())).is_err());
+        assert!(append(&path, vec![Scope::Run], Some("ci".into()), None).is_err());
+        assert!(append(&path, vec![Scope::Run], Some("oauth:ci".into()), None).is_err());
         let sha = "0".repeat(64);
         let reserved = format!(r#"{{"keys":[{{"id":"oauth:x","sha256":"{sha}","scopes":["run"]}}]}}"#);
         assert!(Keys::parse(&reserved).unwrap_err().to_string().contains("oauth:"));
         for id in ["anonymous", "Anonymous", " anonymous", "anonymous@10.0.0.1", "OAuth:x"] {
             let doc = format!(r#"{{"keys":[{{"id":{id:?},"sha256":"{sha}","scopes":["run"]}}]}}"#);
             assert!(Keys::parse(&doc).is_err(), "{id}");
-            assert!(append(&path, vec![Scope::Run], Some(id.into())).is_err(), "{id}");
+            assert!(append(&path, vec![Scope::Run], Some(id.into()), None).is_err(), "{id}");
         }
         assert!(Keys::parse(r#"{"keys":[{"id":"a","sha256":"zz","scopes":["run"]}]}"#).is_err());
         assert!(Scope::parse_list("run,bogus").unwrap_err().contains("bogus"));

@@ -47,6 +47,7 @@ use tracing::Instrument;
 
 use crate::api::ErrorBody;
 use crate::limits::KEYS_POLL;
+use crate::patterns::ToolPatterns;
 use crate::shared::Shared;
 pub use keys::{Key, Keys, Scope};
 use oauth::resource::{self, Challenge};
@@ -75,12 +76,20 @@ pub struct Principal {
     pub anonymous: bool,
     /// The client's address (anonymous callers are told apart by it).
     pub address: Option<std::net::IpAddr>,
+    /// The only tools it may see and run (its key's `tools`, its token's mapped scopes);
+    /// `None`: every tool its scopes allow.
+    pub tools: Option<Arc<ToolPatterns>>,
 }
 
 impl Principal {
     /// Returns true if and only if this principal holds `scope`.
     pub fn may(&self, scope: Scope) -> bool {
         self.scopes.contains(&scope)
+    }
+
+    /// Returns true if and only if its tool policy admits the tool named `name`.
+    pub fn sees(&self, name: &str) -> bool {
+        self.tools.as_ref().is_none_or(|p| p.admits(name))
     }
 }
 
@@ -237,6 +246,7 @@ impl Access {
                         per_minute: oauth.settings().per_minute,
                         anonymous: false,
                         address,
+                        tools: verified.tools,
                     }));
                 }
                 let keys = self.inner.keys.read().unwrap_or_else(|p| p.into_inner()).clone();
@@ -247,6 +257,7 @@ impl Access {
                     per_minute: key.per_minute,
                     anonymous: false,
                     address,
+                    tools: key.patterns.clone(),
                 }))
             }
             _ if self.is_configured() && !self.inner.allow_anonymous => Ok(None),
@@ -263,6 +274,7 @@ impl Access {
                 per_minute: self.inner.limiter.rates().anonymous_per_minute,
                 anonymous: true,
                 address,
+                tools: None,
             })),
         }
     }
@@ -515,7 +527,7 @@ mod tests {
     async fn a_reload_admits_a_key_added_since_and_a_broken_file_keeps_the_old_keys() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("keys.json");
-        let first = keys::append(&path, vec![Scope::Run], Some("a".into())).unwrap();
+        let first = keys::append(&path, vec![Scope::Run], Some("a".into()), None).unwrap();
         let access = Access::open(Some(&path), false, Rates::default(), None, None).unwrap();
         let lookup = async |key: &str| {
             let request = Request::builder()
@@ -526,7 +538,7 @@ mod tests {
             let found = access.principal(address, bearer.as_deref()).await;
             found.ok().flatten().map(|p| p.id.to_string())
         };
-        let second = keys::append(&path, vec![Scope::Search], Some("b".into())).unwrap();
+        let second = keys::append(&path, vec![Scope::Search], Some("b".into()), None).unwrap();
         assert_eq!(lookup(&second).await, None, "not read yet");
         access.reload(&path);
         assert_eq!(lookup(&first).await.as_deref(), Some("a"));

@@ -349,6 +349,7 @@ mod tests {
             per_minute,
             anonymous,
             address: Some(IpAddr::from(address)),
+            tools: None,
         }
     }
 

@@ -9,6 +9,7 @@ mod fill;
 pub mod load;
 pub mod manifest;
 mod parse;
+mod problem;
 pub mod prompt;
 mod reserved;
 pub mod resource;

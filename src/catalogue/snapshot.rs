@@ -12,10 +12,12 @@ use std::sync::{Arc, OnceLock};
 use super::extras::Extras;
 use super::load::Entry;
 use super::manifest::{Manifest, Runtime};
+pub use super::problem::Problem;
 use super::{slug, trim};
 use crate::error::Error;
 use crate::limits::CLOSE_MATCHES;
 use crate::limits::VALIDATORS;
+use crate::patterns::ToolPatterns;
 use crate::search::embedding::{self as meaning, Corpus, Embeddable};
 use crate::search::meaning::{DIM, Vector};
 use crate::search::{self, Budget, Hit, OverBudget, QueryError};
@@ -111,105 +113,6 @@ pub enum Origin {
     Remote,
 }
 
-/// Why a tool of the source is not served as it was written, found by
-/// [`Snapshot::build`]. Its `Display` is the sentence reported on stderr.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Problem {
-    /// A second tool with a slug already taken: it is dropped, the first one is kept.
-    Duplicate {
-        /// The slug both tools carry.
-        slug: String,
-    },
-    /// Its input schema is not a JSON object (found at build: the tool is not served at
-    /// all), or does not compile (found by [`Snapshot::build`], which `catalogue check`
-    /// uses; a server compiles schemas on first use, and every call of such a tool fails
-    /// naming the compiler's complaint).
-    SetAside {
-        /// The tool.
-        slug: String,
-        /// The compiler's complaint.
-        reason: String,
-    },
-    /// Its slug does not fit MCP's tool-name grammar: served, but only through the
-    /// meta-tool, never listed in `tools/list`.
-    Withheld {
-        /// The tool.
-        slug: String,
-    },
-    /// Some of its text is over the caps of `limits.rs`: served, cut to them.
-    Trimmed {
-        /// The tool.
-        slug: String,
-        /// What was cut, one phrase each.
-        cuts: Vec<String>,
-    },
-    /// One of its `examples` breaks its input schema: the tool is served without it, so
-    /// no resource or ready-to-send call offers it.
-    BadExample {
-        /// The tool.
-        slug: String,
-        /// The example's place in `examples`, from 0.
-        index: usize,
-        /// How it breaks the schema, one clause per violation.
-        violation: String,
-    },
-    /// A resource, resource template or prompt of the catalogue that is not served: it is
-    /// malformed, over a cap, or takes a name or URI that is taken.
-    Refused {
-        /// `resource`, `resource template` or `prompt`.
-        kind: &'static str,
-        /// Its URI, template or name (or `#n`, its position, when it has none).
-        name: String,
-        /// Why, as a clause.
-        reason: String,
-    },
-}
-
-impl Problem {
-    /// Returns true if and only if an entry of the source is not served at all (a
-    /// set-aside tool, the second of two with one slug, a refused resource or prompt); a
-    /// withheld or trimmed tool, or one without a bad example, is still served.
-    pub fn is_unserved(&self) -> bool {
-        !matches!(
-            self,
-            Problem::Withheld { .. } | Problem::Trimmed { .. } | Problem::BadExample { .. }
-        )
-    }
-
-    /// The slug of the tool it is about, or the URI or name of the refused entry.
-    pub fn subject(&self) -> &str {
-        match self {
-            Problem::Duplicate { slug }
-            | Problem::SetAside { slug, .. }
-            | Problem::Withheld { slug }
-            | Problem::Trimmed { slug, .. }
-            | Problem::BadExample { slug, .. } => slug,
-            Problem::Refused { name, .. } => name,
-        }
-    }
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Problem::Duplicate { slug } => write!(f, "tool \"{slug}\" appears twice; the first one is kept"),
-            Problem::SetAside { slug, reason } => write!(f, "tool \"{slug}\" is set aside: {reason}"),
-            Problem::Withheld { slug } => write!(
-                f,
-                "tool \"{slug}\" is withheld from tools/list: its slug does not match [A-Za-z0-9_-]{{1,64}}; it stays reachable through the meta-tool"
-            ),
-            Problem::Trimmed { slug, cuts } => {
-                write!(f, "tool \"{slug}\" is served with its text cut: {}", cuts.join("; "))
-            }
-            Problem::BadExample { slug, index, violation } => write!(
-                f,
-                "tool \"{slug}\" is served without examples[{index}], which breaks its input schema: {violation}"
-            ),
-            Problem::Refused { kind, name, reason } => write!(f, "{kind} \"{name}\" is not served: {reason}"),
-        }
-    }
-}
-
 /// Removes from `manifest` each example whose params its input schema refuses, with a
 /// [`Problem::BadExample`] for each. Only a tool with examples has its schema compiled
 /// here (into `validators`, where its first call finds it); one whose schema does not
@@ -260,6 +163,9 @@ pub struct Snapshot {
     extras: Arc<Extras>,
     /// Where its tools' vectors stand ([`crate::search::embedding`]).
     meaning: meaning::State,
+    /// For a view of a snapshot ([`Snapshot::restricted`]), the tools it keeps; `None`
+    /// for a whole catalogue.
+    patterns: Option<Arc<ToolPatterns>>,
 }
 
 impl Snapshot {
@@ -296,6 +202,7 @@ impl Snapshot {
                     validators,
                     extras: Arc::default(),
                     meaning: meaning::State::default(),
+                    patterns: None,
                 },
                 Vec::new(),
             ),
@@ -462,7 +369,52 @@ impl Snapshot {
             validators,
             extras: Arc::default(),
             meaning: meaning::State::default(),
+            patterns: None,
         })
+    }
+
+    /// A view of this snapshot holding only the tools `patterns` admits, for a principal
+    /// whose tool policy they are: its own slug list and search index (so resolution,
+    /// close matches, abbreviations and search know nothing of the other tools), the
+    /// same tools (their compiled schemas and vectors shared) and the same extras. Costs
+    /// one index build over the kept tools; the gateway keeps the views it builds.
+    pub fn restricted(&self, patterns: Arc<ToolPatterns>) -> Snapshot {
+        let kept: Vec<Arc<Tool>> = self
+            .tools
+            .iter()
+            .filter(|t| patterns.admits(t.slug()))
+            .cloned()
+            .collect();
+        let view = Snapshot::index(kept, self.origin, &Budget::unlimited(), self.validators.clone());
+        // An unlimited budget cannot run out; an empty view is the safe answer anyway.
+        let view = view.unwrap_or_else(|_| Snapshot {
+            tools: Vec::new(),
+            slugs: Vec::new(),
+            origin: self.origin,
+            index: search::Index::default(),
+            fingerprint: 0,
+            validators: self.validators.clone(),
+            extras: Arc::default(),
+            meaning: meaning::State::default(),
+            patterns: None,
+        });
+        Snapshot {
+            extras: self.extras.clone(),
+            patterns: Some(patterns),
+            ..view
+        }
+    }
+
+    /// For a view ([`Snapshot::restricted`]), the patterns of the tools it keeps.
+    pub fn patterns(&self) -> Option<&Arc<ToolPatterns>> {
+        self.patterns.as_ref()
+    }
+
+    /// Returns true if and only if a tool named `name` belongs in this view (always, for
+    /// a whole catalogue): how lists of built-in tools, which no snapshot holds, are
+    /// held to a view's policy.
+    pub fn admits(&self, name: &str) -> bool {
+        self.patterns.as_ref().is_none_or(|p| p.admits(name))
     }
 
     /// A hash of the slugs in order, which page cursors carry: a cursor of another
@@ -604,86 +556,5 @@ impl Embeddable for Tool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn entry(manifest: serde_json::Value) -> Entry {
-        Entry {
-            manifest: serde_json::from_value(manifest).unwrap(),
-            code: None,
-            file: None,
-        }
-    }
-
-    #[test]
-    fn federated_tools_join_the_catalogue_are_searchable_and_an_upstream_name_is_the_upstream_s() {
-        let (base, _) = Snapshot::build(vec![entry(json!({"slug": "alpha"}))], Origin::Local);
-        let upstream = |slug: &str, description: &str| {
-            let m: Manifest = serde_json::from_value(json!({"slug": slug, "description": description})).unwrap();
-            (
-                m,
-                Federated {
-                    server: "srv".into(),
-                    tool: "t".into(),
-                },
-            )
-        };
-        let extra = vec![
-            upstream("srv__weather", "Tells the weather forecast."),
-            upstream("alpha", "a clash"),
-            upstream("alpha", "a second one"),
-        ];
-        let (merged, problems) = base.with_federated(extra, &Budget::unlimited()).unwrap();
-        let slugs: Vec<_> = merged.tools().iter().map(|t| t.slug()).collect();
-        assert_eq!(slugs, ["alpha", "srv__weather"]);
-        assert!(
-            merged.get("alpha").unwrap().federated.is_some(),
-            "the upstream's, never the catalogue's"
-        );
-        assert!(
-            matches!(&problems[0], Problem::Refused { name, .. } if name == "alpha"),
-            "{problems:?}"
-        );
-        assert_eq!(problems[1], Problem::Duplicate { slug: "alpha".into() });
-        assert_eq!(problems.len(), 2, "{problems:?}");
-        let hits = merged.search("weather forecast", 5).unwrap();
-        assert_eq!(hits[0].0.slug(), "srv__weather");
-        let (again, _) = merged.with_federated(vec![], &Budget::unlimited()).unwrap();
-        assert_eq!(
-            again.tools().len(),
-            0,
-            "a merge replaces the upstream tools, never stacks them"
-        );
-    }
-
-    #[test]
-    fn sorts_withholds_bad_slugs_and_sets_aside_bad_schemas() {
-        let (snap, problems) = Snapshot::build(
-            vec![
-                entry(json!({"slug": "zeta"})),
-                entry(json!({"slug": "has space"})),
-                entry(json!({"slug": "alpha"})),
-                entry(json!({"slug": "broken", "input_schema": 5})),
-                entry(json!({"slug": "alpha"})),
-            ],
-            Origin::Local,
-        );
-        let slugs: Vec<_> = snap.tools().iter().map(|t| t.slug()).collect();
-        assert_eq!(slugs, vec!["alpha", "has space", "zeta"]);
-        assert!(!snap.get("has space").unwrap().is_advertisable);
-        assert!(snap.resolve("has space").is_ok());
-        assert!(snap.resolve_advertisable("has space").is_err());
-        assert_eq!(problems.len(), 3, "{problems:?}");
-        let unserved: Vec<_> = problems
-            .iter()
-            .filter(|p| p.is_unserved())
-            .map(Problem::subject)
-            .collect();
-        assert_eq!(unserved, vec!["broken", "alpha"], "{problems:?}");
-        assert!(
-            problems[0].to_string().contains("withheld from tools/list"),
-            "{problems:?}"
-        );
-    }
-}
+#[path = "snapshot_tests.rs"]
+mod tests;

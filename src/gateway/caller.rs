@@ -15,6 +15,7 @@ use crate::access::{Principal, Scope};
 use crate::backends::Party;
 use crate::error::Error;
 use crate::history::History;
+use crate::patterns::ToolPatterns;
 
 /// One caller's state: its history, its identity as an owner of REPL sessions, and the
 /// least severe log message it wants.
@@ -27,6 +28,9 @@ pub struct Caller {
     log_level: Arc<AtomicU8>,
     /// The principal this caller's session belongs to, once one has called.
     owner_principal: Arc<OnceLock<Arc<str>>>,
+    /// The tool policy of the principal the session belongs to, when it was known at the
+    /// session's start: what the session's own watch (list_changed) sees.
+    owner_tools: Option<Arc<ToolPatterns>>,
     /// The principal of the call at hand, when it came over HTTP.
     principal: Option<Principal>,
     /// The id of the HTTP request the call at hand came in (`edge::observe`).
@@ -45,6 +49,7 @@ impl Caller {
             owner: NEXT.fetch_add(1, Ordering::Relaxed),
             log_level: Arc::default(),
             owner_principal: Arc::default(),
+            owner_tools: None,
             principal: None,
             request: None,
             parent: None,
@@ -65,6 +70,7 @@ impl Caller {
         let caller = Caller::new();
         let _ = caller.owner_principal.set(principal.id.clone());
         Caller {
+            owner_tools: principal.tools.clone(),
             principal: Some(principal),
             ..caller
         }
@@ -75,7 +81,16 @@ impl Caller {
     pub fn owned_by(principal: Principal) -> Caller {
         let caller = Caller::new();
         let _ = caller.owner_principal.set(principal.id.clone());
-        caller
+        Caller {
+            owner_tools: principal.tools,
+            ..caller
+        }
+    }
+
+    /// The tool policy of the principal this caller's session belongs to (`None`: every
+    /// tool, or not known): what is announced to the session unasked (list_changed).
+    pub fn owner_tools(&self) -> Option<&Arc<ToolPatterns>> {
+        self.owner_tools.as_ref()
     }
 
     /// This caller (the same history and REPL sessions) acting as `principal` for one
@@ -137,6 +152,17 @@ impl Caller {
     /// The principal of the call at hand: `None` over stdio.
     pub fn principal(&self) -> Option<&Principal> {
         self.principal.as_ref()
+    }
+
+    /// The only tools the call at hand may see and run (its principal's tool policy):
+    /// `None` for every tool.
+    pub fn tools(&self) -> Option<&Arc<ToolPatterns>> {
+        self.principal.as_ref()?.tools.as_ref()
+    }
+
+    /// Returns true if and only if the call at hand may see and run the tool `name`.
+    pub fn sees(&self, name: &str) -> bool {
+        self.principal.as_ref().is_none_or(|p| p.sees(name))
     }
 
     /// Whom the call at hand takes the shared JavaScript places for: its principal over

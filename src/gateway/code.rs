@@ -78,9 +78,9 @@ impl<'g> Inner<'g> {
     async fn resolve(&self, name: &str, function: bool) -> Result<Entry, Error> {
         let gateway = self.gateway;
         if !function || gateway.builtins().get(name).is_some() {
-            return gateway.resolve(name, Reach::Meta).await;
+            return gateway.resolve(&self.caller, name, Reach::Meta).await;
         }
-        let snapshot = gateway.snapshot().await?;
+        let snapshot = gateway.snapshot_for(&self.caller).await?;
         let dashed = name.replace('_', "-");
         let slug = if snapshot.get(name).is_some() {
             name.to_owned()
@@ -107,7 +107,7 @@ impl<'g> Inner<'g> {
                     return Err(Error::ToolNotFound {
                         slug: name.to_owned(),
                         candidates: gateway
-                            .resolve(name, Reach::Meta)
+                            .resolve(&self.caller, name, Reach::Meta)
                             .await
                             .map(|e| vec![e.name().to_owned()])
                             .unwrap_or_else(|e| match e {
@@ -120,7 +120,9 @@ impl<'g> Inner<'g> {
                 }
             }
         };
-        gateway.resolve_holding(&slug, Reach::Meta, &mut Some(snapshot)).await
+        gateway
+            .resolve_holding(&self.caller, &slug, Reach::Meta, &mut Some(snapshot))
+            .await
     }
 }
 
@@ -175,7 +177,7 @@ impl Tools for Inner<'_> {
                     SEARCH_LIMIT_RANGE.end()
                 )));
             }
-            let snapshot = self.gateway.snapshot().await?;
+            let snapshot = self.gateway.snapshot_for(&self.caller).await?;
             let found = self.gateway.search(&snapshot, &query, limit).await?;
             Ok(Value::Array(found.results()))
         })

@@ -12,6 +12,7 @@ mod federation;
 mod record;
 mod run;
 mod search;
+mod views;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -73,6 +74,8 @@ pub struct Gateway {
     limiter: Option<Arc<Limiter>>,
     /// How searches rank, and the background embedding of each snapshot's tools.
     meaning: Arc<Meaning>,
+    /// The catalogue as each tool policy in use sees it.
+    views: views::Views,
 }
 
 impl Gateway {
@@ -88,6 +91,7 @@ impl Gateway {
             federation: None,
             limiter: None,
             meaning: Arc::new(Meaning::lexical()),
+            views: views::Views::default(),
         }
     }
 
@@ -133,6 +137,29 @@ impl Gateway {
         };
         self.meaning.prepare(&snapshot);
         Ok(snapshot)
+    }
+
+    /// The catalogue as `caller` may see it: the current snapshot, or for a principal
+    /// with a tool policy the view of it holding only the tools the policy admits. Every
+    /// answer that names, finds or resolves tools for a caller starts here.
+    pub async fn snapshot_for(&self, caller: &Caller) -> Result<Arc<Snapshot>, Error> {
+        let base = self.snapshot().await?;
+        Ok(self.view_of(&base, caller.tools()).await)
+    }
+
+    /// `base` as the tool policy `patterns` sees it (`base` itself for no policy).
+    pub async fn view_of(
+        &self,
+        base: &Arc<Snapshot>,
+        patterns: Option<&Arc<crate::patterns::ToolPatterns>>,
+    ) -> Arc<Snapshot> {
+        let Some(patterns) = patterns else {
+            return base.clone();
+        };
+        let builtins: Vec<&str> = self.builtins.all().iter().map(|b| b.definition.name.as_str()).collect();
+        let view = self.views.view(base, patterns, &builtins).await;
+        self.meaning.prepare(&view);
+        view
     }
 
     /// For a process about to exit: the catalogue's latest snapshot is never freed, and
@@ -195,12 +222,13 @@ impl Gateway {
         }
     }
 
-    /// Resolves `wanted`: a built-in by exact name first, then a catalogue tool by exact
-    /// slug or unambiguous abbreviation (among advertisable tools for a direct call). A
+    /// Resolves `wanted` for `caller`: a built-in by exact name first, then a catalogue
+    /// tool by exact slug or unambiguous abbreviation (among advertisable tools for a
+    /// direct call), among the tools the caller may see ([`Gateway::snapshot_for`]). A
     /// name no tool has in the namespace of an upstream server that is down is
     /// `UPSTREAM_UNAVAILABLE` with the server's last error, not `TOOL_NOT_FOUND`.
-    pub async fn resolve(&self, wanted: &str, reach: Reach) -> Result<Entry, Error> {
-        self.resolve_holding(wanted, reach, &mut None).await
+    pub async fn resolve(&self, caller: &Caller, wanted: &str, reach: Reach) -> Result<Entry, Error> {
+        self.resolve_holding(caller, wanted, reach, &mut None).await
     }
 
     /// [`Gateway::resolve`] for several names in a row (a batch): the catalogue snapshot
@@ -209,16 +237,19 @@ impl Gateway {
     /// is fetched once, not once per item.
     pub async fn resolve_holding(
         &self,
+        caller: &Caller,
         wanted: &str,
         reach: Reach,
         held: &mut Option<Arc<Snapshot>>,
     ) -> Result<Entry, Error> {
-        if let Some(builtin) = self.builtins.get(wanted) {
+        if let Some(builtin) = self.builtins.get(wanted)
+            && caller.sees(wanted)
+        {
             return Ok(Entry::Builtin(builtin.clone()));
         }
         let snapshot = match held {
             Some(s) => s.clone(),
-            None => held.insert(self.snapshot().await?).clone(),
+            None => held.insert(self.snapshot_for(caller).await?).clone(),
         };
         let found = match reach {
             Reach::Direct => snapshot.resolve_advertisable(wanted),
@@ -232,6 +263,7 @@ impl Gateway {
             Err(e @ Error::ToolNotFound { .. }) => {
                 let upstream = self
                     .upstreams()
+                    .filter(|_| caller.sees(wanted))
                     .and_then(|u| u.held(wanted).or_else(|| u.unavailable(wanted)));
                 return Err(upstream.unwrap_or(e));
             }
@@ -265,7 +297,7 @@ impl Gateway {
         params: Value,
         cancel: &CancellationToken,
     ) -> Result<Run, Error> {
-        let entry = self.resolve(wanted, Reach::Meta).await?;
+        let entry = self.resolve(caller, wanted, Reach::Meta).await?;
         Ok(self.call(caller, &entry, params, cancel).await)
     }
 
@@ -290,6 +322,14 @@ impl Gateway {
         };
         let span = tracing::info_span!("admit", error.type = tracing::field::Empty);
         let admitted = async {
+            // Every path resolves among the caller's tools already; this holds it for
+            // an entry resolved any other way.
+            if !caller.sees(entry.name()) {
+                return Err(Error::ToolNotFound {
+                    slug: entry.name().to_owned(),
+                    candidates: Vec::new(),
+                });
+            }
             caller.may(scope)?;
             if let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) {
                 limiter.take(principal).await.inspect_err(|e| {

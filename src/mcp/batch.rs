@@ -82,7 +82,7 @@ pub(crate) async fn batch(
             None | Some(Value::Null) => json!({}),
             Some(p) => p,
         };
-        let entry = match gateway.resolve_holding(&slug, Reach::Meta, &mut snapshot).await {
+        let entry = match gateway.resolve_holding(caller, &slug, Reach::Meta, &mut snapshot).await {
             Ok(entry) => entry,
             Err(e) => {
                 problems.push(problem(e.code(), e.to_string()));

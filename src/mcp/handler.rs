@@ -226,8 +226,9 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, McpError> {
         let span = spans::request("tools/list", About::Nothing, &context, None);
         spans::traced(span, async move {
+            let caller = self.caller_for(&context)?;
             // An unreachable catalogue still lists the meta-tool, which explains the outage.
-            let snapshot = match self.gateway.snapshot().await {
+            let snapshot = match self.gateway.snapshot_for(&caller).await {
                 Ok(s) => {
                     self.watch
                         .observe(&self.gateway, &self.listing, &s, &context.peer)
@@ -293,7 +294,7 @@ impl ServerHandler for Handler {
     ) -> Result<ReadResourceResponse, McpError> {
         let span = spans::request("resources/read", About::Resource(&request.uri), &context, None);
         spans::traced(span, async move {
-            self.caller_for(&context)?;
+            let caller = self.caller_for(&context)?;
             self.bind(&context);
             if request.uri == format!("{}://history", self.name) {
                 self.caller.history().refresh().await.map_err(|e| {
@@ -307,7 +308,7 @@ impl ServerHandler for Handler {
                 return Ok(read?.into());
             }
             Ok(ReadResourceResult::new(vec![
-                resources::read(&self.gateway, &self.caller, &self.listing, &request.uri, None).await?,
+                resources::read(&self.gateway, &caller, &self.listing, &request.uri, None).await?,
             ])
             .into())
         })
@@ -338,6 +339,7 @@ impl ServerHandler for Handler {
     ) -> Result<GetPromptResponse, McpError> {
         let span = spans::request("prompts/get", About::Prompt(&request.name), &context, None);
         spans::traced(span, async move {
+            let caller = self.caller_for(&context)?;
             let args = request.arguments.unwrap_or_default();
             if let Some(got) = upstreams::get_prompt(&self.gateway, &request.name, args.clone()).await {
                 return Ok(got?.into());
@@ -348,9 +350,11 @@ impl ServerHandler for Handler {
             {
                 return Ok(got?.into());
             }
-            Ok(prompts::get(&self.gateway, &self.listing, &request.name, &args)
-                .await?
-                .into())
+            Ok(
+                prompts::get(&self.gateway, &caller, &self.listing, &request.name, &args)
+                    .await?
+                    .into(),
+            )
         })
         .await
     }
@@ -379,6 +383,7 @@ impl ServerHandler for Handler {
     ) -> Result<CompleteResult, McpError> {
         let span = spans::request("completion/complete", About::Nothing, &context, None);
         spans::traced(span, async move {
+            let caller = self.caller_for(&context)?;
             let catalogue = match &request.r#ref {
                 Reference::Prompt(p) if !prompts::NAMES.contains(&p.name.as_str()) => {
                     self.catalogue("completion/complete").await.and_then(|snapshot| {
@@ -392,6 +397,7 @@ impl ServerHandler for Handler {
                 None => {
                     prompts::complete(
                         &self.gateway,
+                        &caller,
                         &request.r#ref,
                         &request.argument.name,
                         &request.argument.value,
@@ -518,7 +524,7 @@ impl Handler {
             self.watch.subscriptions().ran(&self.gateway, &context.peer).await;
             return Ok(answer.into());
         }
-        let entry = match self.gateway.resolve(&request.name, Reach::Direct).await {
+        let entry = match self.gateway.resolve(&caller, &request.name, Reach::Direct).await {
             Ok(entry) => entry,
             Err(e @ (Error::ToolNotFound { .. } | Error::AmbiguousSlug { .. })) => return Err(unknown_tool(&e)),
             // The catalogue itself failed (an API that is down): a result the agent can

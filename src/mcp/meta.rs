@@ -62,12 +62,12 @@ async fn dispatch(
     }
     match command {
         "search" => {
-            let snapshot = gateway.snapshot().await?;
+            let snapshot = gateway.snapshot_for(caller).await?;
             search(gateway, &snapshot, &args).await
         }
-        "list" => list(gateway, &gateway.snapshot().await?, &args, first),
+        "list" => list(gateway, &gateway.snapshot_for(caller).await?, &args, first),
         "schema" => {
-            let entry = gateway.resolve(slug_arg(&args)?, Reach::Meta).await?;
+            let entry = gateway.resolve(caller, slug_arg(&args)?, Reach::Meta).await?;
             Ok(schema(gateway, &entry, listing))
         }
         "run" => {
@@ -191,7 +191,13 @@ fn list(
         }
     }
     let limit = int_arg(args, "limit", LIST_LIMIT_DEFAULT, &LIST_LIMIT_RANGE)?;
-    let builtins = gateway.builtins().all();
+    // The built-ins the snapshot's tool policy admits (a view's), then its tools.
+    let builtins: Vec<_> = gateway
+        .builtins()
+        .all()
+        .iter()
+        .filter(|b| snapshot.admits(&b.definition.name))
+        .collect();
     let tools = snapshot.tools();
     let total = builtins.len() + tools.len();
     let fingerprint = snapshot.fingerprint();
@@ -253,7 +259,8 @@ fn list(
             .collect();
     }
     // A tool held by its pin is not listed either: named here, with what changed.
-    let held = gateway.upstreams().map(|u| u.held_all()).unwrap_or_default();
+    let mut held = gateway.upstreams().map(|u| u.held_all()).unwrap_or_default();
+    held.retain(|(slug, _)| snapshot.admits(slug));
     if !held.is_empty() {
         for (slug, e) in &held {
             text.push_str(&format!("{slug} is held: {e}\n"));

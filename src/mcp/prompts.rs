@@ -16,7 +16,7 @@ use super::tools::Listing;
 use crate::catalogue::{Snapshot, Tool};
 use crate::error::CODES;
 use crate::error::Error;
-use crate::gateway::Gateway;
+use crate::gateway::{Caller, Gateway};
 use crate::limits::BATCH_MAX;
 
 const FIND_TOOL: &str = include_str!("../../prompts/find-tool.md");
@@ -71,13 +71,14 @@ pub(crate) fn list() -> Vec<Prompt> {
 /// Fills one prompt.
 pub(crate) async fn get(
     gateway: &Gateway,
+    caller: &Caller,
     listing: &Listing,
     name: &str,
     args: &JsonObject,
 ) -> Result<GetPromptResult, McpError> {
     let meta = listing.meta_name();
     let snapshot = gateway
-        .snapshot()
+        .snapshot_for(caller)
         .await
         .map_err(|e| McpError::internal_error(e.to_string(), Some(json!({"code": e.code()}))))?;
     // Ready-to-send calls name a tool directly only when tools/list lists it.
@@ -200,7 +201,13 @@ pub(crate) async fn get(
 /// Completions for a prompt argument or the `tools/{slug}` template: slugs starting with
 /// what was typed (case-insensitive), sorted, at most 100. Arguments that are free text get
 /// none.
-pub(crate) async fn complete(gateway: &Gateway, reference: &Reference, argument: &str, typed: &str) -> Vec<String> {
+pub(crate) async fn complete(
+    gateway: &Gateway,
+    caller: &Caller,
+    reference: &Reference,
+    argument: &str,
+    typed: &str,
+) -> Vec<String> {
     let takes_slug = match reference {
         Reference::Prompt(p) => argument == "slug" && matches!(p.name.as_str(), "use-tool" | "recover"),
         Reference::Resource(r) => argument == "slug" && r.uri.ends_with("://tools/{slug}"),
@@ -209,7 +216,7 @@ pub(crate) async fn complete(gateway: &Gateway, reference: &Reference, argument:
     if !takes_slug {
         return Vec::new();
     }
-    let Ok(snapshot) = gateway.snapshot().await else {
+    let Ok(snapshot) = gateway.snapshot_for(caller).await else {
         return Vec::new();
     };
     let typed = typed.to_lowercase();

@@ -67,7 +67,7 @@ pub(crate) async fn read(
     let current = || async {
         match snapshot {
             Some(s) => Ok(s.clone()),
-            None => gateway.snapshot().await.map_err(|e| unavailable(&e)),
+            None => gateway.snapshot_for(caller).await.map_err(|e| unavailable(&e)),
         }
     };
     let Some(path) = uri.strip_prefix(name).and_then(|rest| rest.strip_prefix("://")) else {
@@ -99,7 +99,7 @@ pub(crate) async fn read(
         _ if path.starts_with("types/") => {
             let snapshot = current().await?;
             let rest = percent_decode(&path["types/".len()..]);
-            let declared = super::types::read(gateway, &snapshot, name, &rest).await?;
+            let declared = super::types::read(gateway, caller, &snapshot, name, &rest).await?;
             Ok(ResourceContents::text(declared, uri).with_mime_type(super::types::MIME))
         }
         _ => {

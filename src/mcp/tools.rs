@@ -204,7 +204,15 @@ impl Listing {
     }
 
     fn build(&self, gateway: &Gateway, snapshot: Option<&Arc<Snapshot>>) -> Listed {
-        let fixed: Vec<McpTool> = gateway.builtins().all().iter().map(|b| to_mcp(&b.definition)).collect();
+        // The built-ins a view's tool policy admits (all of them when the catalogue
+        // cannot be read: a call is still refused, `Gateway::admit`).
+        let fixed: Vec<McpTool> = gateway
+            .builtins()
+            .all()
+            .iter()
+            .filter(|b| snapshot.is_none_or(|s| s.admits(&b.definition.name)))
+            .map(|b| to_mcp(&b.definition))
+            .collect();
         // Catalogue tools a direct call can name and that can run here.
         let runnable: Vec<Arc<Tool>> = match (snapshot, self.policy.advertise) {
             (None, _) | (_, Advertise::Meta) => Vec::new(),

@@ -44,6 +44,7 @@ pub(crate) fn template(name: &str) -> ResourceTemplate {
 /// `tools.d.ts?cursor=...`).
 pub(crate) async fn read(
     gateway: &Gateway,
+    caller: &crate::gateway::Caller,
     snapshot: &Arc<Snapshot>,
     name: &str,
     rest: &str,
@@ -55,7 +56,7 @@ pub(crate) async fn read(
         return all(gateway, snapshot, name, Some(cursor));
     }
     let entry = gateway
-        .resolve_holding(rest, crate::gateway::Reach::Meta, &mut Some(snapshot.clone()))
+        .resolve_holding(caller, rest, crate::gateway::Reach::Meta, &mut Some(snapshot.clone()))
         .await
         .map_err(|e| McpError::resource_not_found(e.to_string(), Some(json!({"code": e.code()}))))?;
     let Some(method) = entry.typescript() else {
@@ -78,6 +79,7 @@ fn all(gateway: &Gateway, snapshot: &Arc<Snapshot>, name: &str, cursor: Option<&
         .builtins()
         .all()
         .iter()
+        .filter(|b| snapshot.admits(&b.definition.name))
         .map(|b| Entry::Builtin(b.clone()))
         .filter(|e| e.typescript().is_some())
         .collect();

@@ -17,6 +17,7 @@ use super::subscriptions::Subscriptions;
 use super::tools::Listing;
 use crate::catalogue::Snapshot;
 use crate::gateway::{Caller, Gateway};
+use crate::patterns::ToolPatterns;
 
 /// Shortest interval between background refreshes, whatever the cache lifetime.
 const MIN_POLL: Duration = Duration::from_secs(1);
@@ -53,6 +54,9 @@ impl Seen {
 pub(crate) struct Watch {
     last: Mutex<Option<(Arc<Snapshot>, Seen)>>,
     subscriptions: Subscriptions,
+    /// The tool policy of the session's principal: the poll watches the catalogue as the
+    /// session's requests see it, so it announces only what the client can see change.
+    tools: Option<Arc<ToolPatterns>>,
 }
 
 impl Watch {
@@ -61,6 +65,7 @@ impl Watch {
     pub(crate) fn new(listing: Arc<Listing>, caller: Caller) -> Watch {
         Watch {
             last: Mutex::default(),
+            tools: caller.owner_tools().cloned(),
             subscriptions: Subscriptions::new(listing, caller),
         }
     }
@@ -125,7 +130,8 @@ impl Watch {
         }
         tokio::spawn(async move {
             // The advertised set a client sees first is its baseline.
-            if let Ok(snapshot) = gateway.snapshot().await {
+            if let Ok(base) = gateway.snapshot().await {
+                let snapshot = gateway.view_of(&base, self.tools.as_ref()).await;
                 self.observe(&gateway, &listing, &snapshot, &peer).await;
             }
             while !peer.is_transport_closed() {
@@ -148,7 +154,8 @@ impl Watch {
                     () = poll => {}
                     () = changed => {}
                 }
-                if let Ok(snapshot) = gateway.snapshot().await {
+                if let Ok(base) = gateway.snapshot().await {
+                    let snapshot = gateway.view_of(&base, self.tools.as_ref()).await;
                     self.observe(&gateway, &listing, &snapshot, &peer).await;
                 }
             }

@@ -102,9 +102,19 @@ async fn health(State(Api { gateway: gw, .. }): Gw) -> Response {
     }
 }
 
-/// The list, its ETag and compressed copies made once per snapshot ([`Listings`]).
-async fn list(State(api): Gw, headers: HeaderMap) -> Response {
-    let snapshot = match api.gateway.snapshot().await {
+/// The caller an API request acts as: its principal (whose tool policy, if any, limits
+/// what it sees), or nobody in particular.
+fn caller_of(principal: Option<Extension<Principal>>) -> Caller {
+    match principal {
+        Some(Extension(p)) => Caller::for_principal(p),
+        None => Caller::new(),
+    }
+}
+
+/// The list, its ETag and compressed copies made once per snapshot ([`Listings`]); a
+/// principal with a tool policy gets the list of its view.
+async fn list(State(api): Gw, principal: Option<Extension<Principal>>, headers: HeaderMap) -> Response {
+    let snapshot = match api.gateway.snapshot_for(&caller_of(principal)).await {
         Ok(s) => s,
         Err(e) => return error(&e),
     };
@@ -114,15 +124,23 @@ async fn list(State(api): Gw, headers: HeaderMap) -> Response {
     }
 }
 
-async fn manifest(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>) -> Response {
-    match exact(&gw, &slug).await {
+async fn manifest(
+    State(Api { gateway: gw, .. }): Gw,
+    Path(slug): Path<String>,
+    principal: Option<Extension<Principal>>,
+) -> Response {
+    match exact(&gw, &caller_of(principal), &slug).await {
         Ok((snapshot, i)) => Json(&snapshot.tools()[i].manifest).into_response(),
         Err(e) => error(&e),
     }
 }
 
-async fn source(State(Api { gateway: gw, .. }): Gw, Path(slug): Path<String>) -> Response {
-    let (snapshot, i) = match exact(&gw, &slug).await {
+async fn source(
+    State(Api { gateway: gw, .. }): Gw,
+    Path(slug): Path<String>,
+    principal: Option<Extension<Principal>>,
+) -> Response {
+    let (snapshot, i) = match exact(&gw, &caller_of(principal), &slug).await {
         Ok(found) => found,
         Err(e) => return error(&e),
     };
@@ -147,19 +165,15 @@ async fn run(
     request: Option<Extension<RequestId>>,
     body: Bytes,
 ) -> Response {
-    let (snapshot, i) = match exact(&gw, &slug).await {
+    // A client that disconnects drops this future, and with it the run. Each API call is
+    // its own caller, acting as the request's principal (whose limits admit the run):
+    // nothing of it is kept for another.
+    let caller = caller_of(principal).with_request(request.map(|Extension(id)| id.0));
+    let (snapshot, i) = match exact(&gw, &caller, &slug).await {
         Ok(found) => found,
         Err(e) => return error(&e),
     };
     let entry = gw.catalogue_entry(snapshot.tools()[i].clone(), snapshot);
-    // A client that disconnects drops this future, and with it the run. Each API call is
-    // its own caller, acting as the request's principal (whose limits admit the run):
-    // nothing of it is kept for another.
-    let caller = match principal {
-        Some(Extension(p)) => Caller::for_principal(p),
-        None => Caller::new(),
-    }
-    .with_request(request.map(|Extension(id)| id.0));
     // The principal's run rate is checked before the body is parsed, so a principal past
     // it costs no parsing, whatever it sends.
     let ticket = match gw.admit(&caller, &entry).await {
@@ -199,9 +213,10 @@ async fn run(
     }
 }
 
-/// The API addresses tools by exact slug; a miss names the close matches.
-async fn exact(gw: &Gateway, slug: &str) -> Result<(Arc<Snapshot>, usize), Error> {
-    let snapshot = gw.snapshot().await?;
+/// The API addresses tools by exact slug, among those `caller` may see; a miss names
+/// the close matches.
+async fn exact(gw: &Gateway, caller: &Caller, slug: &str) -> Result<(Arc<Snapshot>, usize), Error> {
+    let snapshot = gw.snapshot_for(caller).await?;
     let index = snapshot.tools().iter().position(|t| t.slug() == slug);
     match index {
         Some(i) => Ok((snapshot, i)),

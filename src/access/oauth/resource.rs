@@ -121,6 +121,7 @@ mod tests {
             authorization_servers: vec!["https://auth.example.com".into()],
             per_minute: 600,
             public_url: public_url.map(str::to_owned),
+            tool_scopes: Vec::new(),
         }
     }
 

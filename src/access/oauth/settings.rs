@@ -5,8 +5,11 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use reqwest::Url;
+
+use crate::patterns::ToolPatterns;
 
 /// Where the authorization server's signing keys are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +48,11 @@ pub struct Settings {
     /// The server's public base URL, `scheme://host[:port]` without a trailing slash
     /// (`TOOLGATE_PUBLIC_URL`). By default, none: `http://` and the request's `Host`.
     pub public_url: Option<String>,
+    /// The tools each OAuth scope admits (`TOOLGATE_OAUTH_TOOL_SCOPES`,
+    /// `SCOPE=GLOBS;SCOPE=GLOBS`). When any is given, a token sees and runs only the
+    /// tools its mapped scopes admit (none, if it holds none of them). By default, none:
+    /// every tool its toolgate scopes allow.
+    pub tool_scopes: Vec<(String, Arc<ToolPatterns>)>,
 }
 
 /// The raw OAuth settings, as clap read them.
@@ -62,6 +70,8 @@ pub struct Raw<'a> {
     pub per_minute: u64,
     /// `TOOLGATE_PUBLIC_URL`.
     pub public_url: Option<&'a str>,
+    /// `TOOLGATE_OAUTH_TOOL_SCOPES`.
+    pub tool_scopes: Option<&'a str>,
 }
 
 impl Settings {
@@ -77,6 +87,7 @@ impl Settings {
                 ("TOOLGATE_OAUTH_ISSUER", raw.issuer),
                 ("TOOLGATE_OAUTH_AUDIENCE", raw.audience),
                 ("TOOLGATE_OAUTH_AUTHORIZATION_SERVERS", raw.authorization_servers),
+                ("TOOLGATE_OAUTH_TOOL_SCOPES", raw.tool_scopes),
             ]
             .into_iter()
             .find(|(_, v)| given(*v).is_some());
@@ -111,6 +122,7 @@ impl Settings {
                 u32::MAX
             )
         })?;
+        let tool_scopes = tool_scopes(&given(raw.tool_scopes).unwrap_or_default())?;
         Ok(Some(Settings {
             jwks,
             issuer,
@@ -118,8 +130,35 @@ impl Settings {
             authorization_servers,
             per_minute,
             public_url,
+            tool_scopes,
         }))
     }
+}
+
+/// Reads `TOOLGATE_OAUTH_TOOL_SCOPES`: `SCOPE=GLOBS` entries separated by `;`, each
+/// `GLOBS` a comma-separated tool policy (`github:read=github__get_*,github__list_*`).
+fn tool_scopes(text: &str) -> Result<Vec<(String, Arc<ToolPatterns>)>, String> {
+    let mut mapped: Vec<(String, Arc<ToolPatterns>)> = Vec::new();
+    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let Some((scope, globs)) = entry.split_once('=') else {
+            return Err(format!(
+                "TOOLGATE_OAUTH_TOOL_SCOPES: \"{entry}\" is not SCOPE=PATTERNS (e.g. github:read=github__get_*,github__list_*)"
+            ));
+        };
+        let scope = scope.trim();
+        if scope.is_empty() || scope.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(format!(
+                "TOOLGATE_OAUTH_TOOL_SCOPES: \"{scope}\" is not a scope name (one word, as tokens carry it)"
+            ));
+        }
+        if mapped.iter().any(|(s, _)| s == scope) {
+            return Err(format!("TOOLGATE_OAUTH_TOOL_SCOPES names the scope \"{scope}\" twice"));
+        }
+        let patterns = ToolPatterns::parse_list(globs)
+            .map_err(|e| format!("TOOLGATE_OAUTH_TOOL_SCOPES, scope \"{scope}\": {e}"))?;
+        mapped.push((scope.to_owned(), Arc::new(patterns)));
+    }
+    Ok(mapped)
 }
 
 fn list(text: &str) -> Vec<String> {
@@ -240,5 +279,18 @@ mod tests {
         .unwrap();
         assert_eq!(file.jwks, JwksSource::File("/etc/toolgate/jwks.json".into()));
         assert_eq!(file.authorization_servers.len(), 2);
+    }
+
+    #[test]
+    fn tool_scopes_map_scopes_to_patterns_and_bad_maps_are_refused() {
+        let mapped = tool_scopes("gh:read=github__get_*,github__list_*; ops=*,!ops-delete").unwrap();
+        assert_eq!(mapped.len(), 2);
+        assert_eq!(mapped[0].0, "gh:read");
+        assert!(mapped[1].1.admits("ops-restart") && !mapped[1].1.admits("ops-delete"));
+        assert!(tool_scopes("").unwrap().is_empty());
+        for bad in ["gh:read", "=x", "a b=x", "a=x;a=y", "a=", "a=!"] {
+            let e = tool_scopes(bad).unwrap_err();
+            assert!(e.starts_with("TOOLGATE_OAUTH_TOOL_SCOPES"), "{bad}: {e}");
+        }
     }
 }

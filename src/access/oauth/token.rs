@@ -10,6 +10,8 @@
 //! and EdDSA is refused before any key is looked up, so such tokens never cause a JWKS
 //! refresh.
 
+use std::sync::Arc;
+
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 use serde::Deserialize;
@@ -19,6 +21,7 @@ use super::jwks::{ALGORITHMS, Key, Keyring};
 use super::settings::Settings;
 use crate::access::Scope;
 use crate::limits::{OAUTH_LEEWAY, OAUTH_SUBJECT_CHARS};
+use crate::patterns::ToolPatterns;
 
 /// Why a token was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +72,8 @@ pub struct Verified {
     pub subject: String,
     /// The scopes of its `scope` claim that toolgate knows, in order, each once.
     pub scopes: Vec<Scope>,
+    /// The tools its scopes admit, when `TOOLGATE_OAUTH_TOOL_SCOPES` maps scopes to tools.
+    pub tools: Option<Arc<ToolPatterns>>,
 }
 
 /// The claims read from a token beyond those `jsonwebtoken` checks.
@@ -122,7 +127,7 @@ pub async fn verify(token: &str, keyring: &Keyring, settings: &Settings) -> Resu
     let mut refused = Rejection::Signature;
     for key in &candidates {
         match jsonwebtoken::decode::<Claims>(token, &key.key, &validation) {
-            Ok(data) => return verified(data.claims),
+            Ok(data) => return verified(data.claims, &settings.tool_scopes),
             Err(e) => {
                 refused = rejection(e.kind());
                 // A claim failure means the signature verified with this key: the token
@@ -166,8 +171,9 @@ fn rejection(kind: &ErrorKind) -> Rejection {
     }
 }
 
-/// The subject and scopes of claims whose signature and registered claims held.
-fn verified(claims: Claims) -> Result<Verified, Rejection> {
+/// The subject, scopes and tools (by `tool_scopes`) of claims whose signature and
+/// registered claims held.
+fn verified(claims: Claims, tool_scopes: &[(String, Arc<ToolPatterns>)]) -> Result<Verified, Rejection> {
     let subject = claims.sub.unwrap_or_default();
     let fits =
         !subject.is_empty() && subject.chars().count() <= OAUTH_SUBJECT_CHARS && !subject.chars().any(char::is_control);
@@ -177,17 +183,40 @@ fn verified(claims: Claims) -> Result<Verified, Rejection> {
     Ok(Verified {
         subject,
         scopes: scopes_of(claims.scope.as_ref()),
+        tools: tools_of(claims.scope.as_ref(), tool_scopes),
     })
+}
+
+/// The tools the scopes of a `scope` claim admit by `tool_scopes`: `None` when no scope
+/// is mapped (every tool), none when the claim holds no mapped scope, else the union of
+/// what its mapped scopes admit.
+pub fn tools_of(claim: Option<&Value>, tool_scopes: &[(String, Arc<ToolPatterns>)]) -> Option<Arc<ToolPatterns>> {
+    if tool_scopes.is_empty() {
+        return None;
+    }
+    let names = names_of(claim);
+    let held = tool_scopes
+        .iter()
+        .filter(|(scope, _)| names.contains(&scope.as_str()))
+        .map(|(_, p)| &**p);
+    Some(Arc::new(
+        ToolPatterns::union(held).unwrap_or_else(ToolPatterns::nothing),
+    ))
+}
+
+/// The names of a `scope` claim: a space-separated string or an array of names.
+fn names_of(claim: Option<&Value>) -> Vec<&str> {
+    match claim {
+        Some(Value::String(text)) => text.split_ascii_whitespace().collect(),
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The scopes a `scope` claim grants: a space-separated string (RFC 8693, RFC 9068), or
 /// an array of names as some servers send; names toolgate does not know are ignored.
 pub fn scopes_of(claim: Option<&Value>) -> Vec<Scope> {
-    let names: Vec<&str> = match claim {
-        Some(Value::String(text)) => text.split_ascii_whitespace().collect(),
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
+    let names = names_of(claim);
     let mut scopes = Vec::new();
     for name in names {
         if let Some(scope) = Scope::ALL.into_iter().find(|s| s.name() == name)
@@ -203,6 +232,26 @@ pub fn scopes_of(claim: Option<&Value>) -> Vec<Scope> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn mapped_scopes_admit_their_tools_and_a_token_with_none_sees_nothing() {
+        let map = vec![
+            (
+                "gh:read".to_owned(),
+                Arc::new(ToolPatterns::parse_list("github__get_*").unwrap()),
+            ),
+            ("ops".to_owned(), Arc::new(ToolPatterns::parse_list("ops-*").unwrap())),
+        ];
+        assert_eq!(tools_of(Some(&json!("run gh:read")), &[]), None, "no map: every tool");
+        let both = tools_of(Some(&json!(["gh:read", "ops", "run"])), &map).unwrap();
+        assert!(both.admits("github__get_me") && both.admits("ops-restart"));
+        assert!(!both.admits("github__delete_repo"));
+        let read = tools_of(Some(&json!("run gh:read")), &map).unwrap();
+        assert!(read.admits("github__get_me") && !read.admits("ops-restart"));
+        let none = tools_of(Some(&json!("run search")), &map).unwrap();
+        assert!(!none.admits("github__get_me") && !none.admits("anything"));
+        assert!(!tools_of(None, &map).unwrap().admits("x"));
+    }
 
     #[test]
     fn scopes_come_from_the_scope_claim_and_unknown_names_are_ignored() {
@@ -230,14 +279,14 @@ mod tests {
             sub: sub.map(str::to_owned),
             scope: Some(json!("run")),
         };
-        let ok = verified(claims(Some("user-1"))).unwrap();
+        let ok = verified(claims(Some("user-1")), &[]).unwrap();
         assert_eq!(ok.subject, "user-1");
         assert_eq!(ok.scopes, [Scope::Run]);
-        assert_eq!(verified(claims(None)), Err(Rejection::Claims));
-        assert_eq!(verified(claims(Some(""))), Err(Rejection::Claims));
-        assert_eq!(verified(claims(Some("a\nb"))), Err(Rejection::Claims));
+        assert_eq!(verified(claims(None), &[]), Err(Rejection::Claims));
+        assert_eq!(verified(claims(Some("")), &[]), Err(Rejection::Claims));
+        assert_eq!(verified(claims(Some("a\nb")), &[]), Err(Rejection::Claims));
         let long = "x".repeat(OAUTH_SUBJECT_CHARS + 1);
-        assert_eq!(verified(claims(Some(&long))), Err(Rejection::Claims));
+        assert_eq!(verified(claims(Some(&long)), &[]), Err(Rejection::Claims));
     }
 
     #[test]
