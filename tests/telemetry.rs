@@ -85,6 +85,7 @@ async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {
     let calls = [
         json!({"method": "tools/call", "params": {"name": "base64-codec", "arguments": {"input": "hi"}, "_meta": {"traceparent": traceparent}}}),
         json!({"method": "tools/call", "params": {"name": "base64-codec", "arguments": {"nope": 1}}}),
+        json!({"method": "ping", "params": {"_meta": {"traceparent": traceparent}}}),
     ];
     let env = [
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
@@ -92,7 +93,7 @@ async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {
     ];
     // The server exits when the exchange ends, exporting what it holds.
     let (lines, stderr) = raw_exchange(&env, &calls).await;
-    assert!(lines.iter().any(|l| l["id"] == 2), "{lines:?}\n{stderr}");
+    assert!(lines.iter().any(|l| l["id"] == 3), "{lines:?}\n{stderr}");
     let spans = receiver
         .until(|got| {
             got.iter()
@@ -140,6 +141,11 @@ async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {
     assert_eq!(failed["attributes"]["error.type"], "INVALID_PARAMS", "{failed:#}");
     assert_ne!(failed["trace_id"], TRACE, "{failed:#}");
     assert_eq!(failed["parent_span_id"], "", "a root: its client sent no context");
+    // A ping is an MCP request too: a span of its own, in the client's trace.
+    let spans = receiver.until(|got| got.iter().any(|s| s["name"] == "ping")).await;
+    let ping = spans.iter().find(|s| s["name"] == "ping").unwrap();
+    assert_eq!(ping["attributes"]["mcp.method.name"], "ping", "{ping:#}");
+    assert_eq!(ping["trace_id"], TRACE, "{ping:#}");
 }
 
 #[tokio::test]

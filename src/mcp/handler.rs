@@ -197,6 +197,12 @@ impl ServerHandler for Handler {
         .with_instructions(instructions)
     }
 
+    /// `ping`: answered at once, in its span like every other MCP request.
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        let span = spans::request("ping", About::Nothing, &context, None);
+        spans::traced(span, std::future::ready(Ok(()))).await
+    }
+
     /// rmcp's own `initialize` (the peer's info kept, the version negotiated), in its span.
     async fn initialize(
         &self,
