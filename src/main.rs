@@ -49,7 +49,11 @@ fn main() -> ExitCode {
     let (cli, flags) = Cli::parse_with_flags();
     // shell and demo report their connection's failures themselves, in one sentence.
     let is_client = matches!(cli.command, Some(Command::Shell { .. } | Command::Demo { .. }));
-    let exporting = init_logging(cli.debug, &cli.log_format, is_client);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+    };
+    let exporting = init_logging(cli.debug, &cli.log_format, is_client, runtime.handle());
     if cli.version {
         println!("toolgate {}", env!("CARGO_PKG_VERSION"));
         let layers = toolgate::sandbox::Sandbox::get().layers();
@@ -57,18 +61,15 @@ fn main() -> ExitCode {
         println!("sandbox where the kernel offers it: {}", layers.optional());
         return ExitCode::SUCCESS;
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
-    };
     let outcome = runtime.block_on(run(cli, flags));
-    // A JavaScript run still on its blocking thread (the client left mid-call) must not
-    // hold the process until its deadline: exit after a short grace.
-    runtime.shutdown_timeout(limits::SHUTDOWN_GRACE);
-    // The spans of the last requests leave before the process does.
+    // The spans of the last requests leave before the process does, while the runtime
+    // a gRPC exporter's connection lives on still runs.
     if let Some(exporting) = exporting {
         exporting.shutdown();
     }
+    // A JavaScript run still on its blocking thread (the client left mid-call) must not
+    // hold the process until its deadline: exit after a short grace.
+    runtime.shutdown_timeout(limits::SHUTDOWN_GRACE);
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => fail(&message),
@@ -496,7 +497,12 @@ fn gateway(
 /// (`is_client`: shell, demo) leaves rmcp's own errors out: it reports them itself.
 /// With an OTLP endpoint set (`toolgate::telemetry`), toolgate's spans are also exported;
 /// the exporter is returned, to be flushed at exit.
-fn init_logging(debug: bool, format: &str, is_client: bool) -> Option<toolgate::telemetry::Exporting> {
+fn init_logging(
+    debug: bool,
+    format: &str,
+    is_client: bool,
+    runtime: &tokio::runtime::Handle,
+) -> Option<toolgate::telemetry::Exporting> {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::{EnvFilter, Layer};
@@ -513,7 +519,7 @@ fn init_logging(debug: bool, format: &str, is_client: bool) -> Option<toolgate::
         "json" => fmt.json().with_filter(filter).boxed(),
         _ => fmt.with_filter(filter).boxed(),
     };
-    let (otel, exporting, refused) = match toolgate::telemetry::start() {
+    let (otel, exporting, refused) = match toolgate::telemetry::start(runtime) {
         Ok(Some((layer, exporting))) => {
             // Spans of toolgate's own, at info or above, whatever the log filter says.
             let spans = tracing_subscriber::filter::filter_fn(|meta| {

@@ -1,10 +1,12 @@
 //! Traces over OpenTelemetry: when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set and `OTEL_SDK_DISABLED` is not `true`,
-//! toolgate's spans (`tracing`, target `toolgate…`) are exported over OTLP/HTTP with
-//! protobuf by the official SDK's batch processor, configured by the standard variables
-//! (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
-//! `OTEL_TRACES_SAMPLER` and its argument, `OTEL_BSP_*`). Unset, there is no exporter and
-//! no OpenTelemetry layer: spans cost what they cost before.
+//! toolgate's spans (`tracing`, target `toolgate…`) are exported over OTLP — HTTP with
+//! protobuf, or gRPC when `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (or
+//! `OTEL_EXPORTER_OTLP_PROTOCOL`) says `grpc` — by the official SDK's batch processor,
+//! configured by the standard variables (`OTEL_EXPORTER_OTLP_HEADERS`,
+//! `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` and its
+//! argument, `OTEL_BSP_*`). Unset, there is no exporter and no OpenTelemetry layer: spans
+//! cost what they cost before.
 //!
 //! A client's trace context (`traceparent`/`tracestate`, W3C Trace Context) becomes the
 //! parent of the span of its request ([`parent`]).
@@ -55,19 +57,59 @@ pub fn wanted() -> bool {
     !disabled && (set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
 }
 
+/// How spans travel to the collector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// OTLP/HTTP with protobuf bodies (`http/protobuf`, the default).
+    HttpProtobuf,
+    /// OTLP/gRPC (`grpc`).
+    Grpc,
+}
+
+impl Protocol {
+    /// The protocol `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (else `OTEL_EXPORTER_OTLP_PROTOCOL`)
+    /// names: `raw`, if given. `http/json` and unknown names are refused, saying which
+    /// are served.
+    pub fn parse(raw: Option<&str>) -> Result<Protocol, String> {
+        match raw.map(str::trim).filter(|v| !v.is_empty()) {
+            None | Some("http/protobuf") => Ok(Protocol::HttpProtobuf),
+            Some("grpc") => Ok(Protocol::Grpc),
+            Some(other) => Err(format!(
+                "the OTLP protocol \"{other}\" is not served: use http/protobuf (the default) or grpc"
+            )),
+        }
+    }
+
+    /// The protocol the environment asks for.
+    fn from_env() -> Result<Protocol, String> {
+        let named = ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]
+            .into_iter()
+            .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()));
+        Protocol::parse(named.as_deref())
+    }
+}
+
 /// The OpenTelemetry layer for the process's subscriber and the exporter behind it, when
 /// [`wanted`]; `Err` says why the exporter could not be built (the server runs without).
-pub fn start<S>() -> Result<Option<(Layer<S>, Exporting)>, String>
+/// A gRPC exporter's connection lives on `runtime`, which must outlive the exporter's
+/// shutdown.
+pub fn start<S>(runtime: &tokio::runtime::Handle) -> Result<Option<(Layer<S>, Exporting)>, String>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
     if !wanted() {
         return Ok(None);
     }
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .with_http()
-        .build()
-        .map_err(|e| format!("cannot build the OTLP trace exporter: {e}"))?;
+    let built = match Protocol::from_env()? {
+        Protocol::HttpProtobuf => opentelemetry_otlp::SpanExporter::builder().with_http().build(),
+        Protocol::Grpc => {
+            // tonic's channel is made on the runtime (its connection is a task there);
+            // the batch processor's thread hands it each export.
+            let _inside = runtime.enter();
+            opentelemetry_otlp::SpanExporter::builder().with_tonic().build()
+        }
+    };
+    let exporter = built.map_err(|e| format!("cannot build the OTLP trace exporter: {e}"))?;
     let mut resource = opentelemetry_sdk::Resource::builder();
     if std::env::var("OTEL_SERVICE_NAME").is_err() {
         resource = resource.with_service_name(SERVICE);
@@ -229,7 +271,20 @@ impl FetchTrace {
 
 #[cfg(test)]
 mod tests {
-    use super::FetchTrace;
+    use super::{FetchTrace, Protocol};
+
+    #[test]
+    fn the_protocol_is_http_protobuf_or_grpc_and_others_are_refused() {
+        assert_eq!(Protocol::parse(None).unwrap(), Protocol::HttpProtobuf);
+        assert_eq!(Protocol::parse(Some(" ")).unwrap(), Protocol::HttpProtobuf);
+        assert_eq!(Protocol::parse(Some("http/protobuf")).unwrap(), Protocol::HttpProtobuf);
+        assert_eq!(Protocol::parse(Some("grpc")).unwrap(), Protocol::Grpc);
+        let refused = Protocol::parse(Some("http/json")).unwrap_err();
+        assert!(
+            refused.contains("http/protobuf") && refused.contains("grpc"),
+            "{refused}"
+        );
+    }
 
     #[test]
     fn fetch_trace_names_hosts_with_or_without_a_port_or_every_host() {

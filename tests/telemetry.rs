@@ -30,11 +30,17 @@ pub struct Receiver {
     got: Vec<Value>,
 }
 
-/// A receiver started for one test.
+/// A receiver (OTLP/HTTP) started for one test.
 pub async fn receiver() -> Receiver {
+    receiver_of(&[]).await
+}
+
+/// A receiver started with `args` (`--grpc`: OTLP/gRPC).
+async fn receiver_of(args: &[&str]) -> Receiver {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/telemetry/otlp_receiver.py");
     let mut child = Command::new(python())
         .arg(script)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -146,6 +152,38 @@ async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {
     let ping = spans.iter().find(|s| s["name"] == "ping").unwrap();
     assert_eq!(ping["attributes"]["mcp.method.name"], "ping", "{ping:#}");
     assert_eq!(ping["trace_id"], TRACE, "{ping:#}");
+}
+
+#[tokio::test]
+async fn spans_go_over_grpc_when_the_protocol_says_grpc_and_an_unserved_protocol_is_said() {
+    let mut receiver = receiver_of(&["--grpc"]).await;
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let traceparent = format!("00-{TRACE}-{PARENT}-01");
+    let call = json!({"method": "tools/call", "params": {"name": "base64-codec", "arguments": {"input": "hi"}, "_meta": {"traceparent": traceparent}}});
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+    ];
+    // The server exits when the exchange ends: its spans leave over gRPC before it does.
+    let (lines, stderr) = raw_exchange(&env, std::slice::from_ref(&call)).await;
+    assert!(lines.iter().any(|l| l["id"] == 1), "{lines:?}\n{stderr}");
+    let spans = receiver
+        .until(|got| got.iter().any(|s| s["name"] == "tools/call base64-codec"))
+        .await;
+    let span = spans.iter().find(|s| s["name"] == "tools/call base64-codec").unwrap();
+    assert_eq!(span["transport"], "grpc", "{span:#}");
+    assert_eq!(span["trace_id"], TRACE, "{span:#}");
+    assert!(spans.iter().any(|s| s["name"] == "run"), "{spans:#?}");
+    // The traces-only variable wins; a protocol toolgate does not serve is said, and
+    // the call is answered all the same.
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
+    ];
+    let (lines, stderr) = raw_exchange(&env, &[call]).await;
+    assert!(lines.iter().any(|l| l["id"] == 1), "{lines:?}\n{stderr}");
+    assert!(stderr.contains("\"http/json\" is not served"), "{stderr}");
 }
 
 #[tokio::test]

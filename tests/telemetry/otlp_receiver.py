@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""An OTLP/HTTP trace receiver for tests: decodes each POST /v1/traces body with the
-official OpenTelemetry protobuf definitions (opentelemetry-proto) and prints one JSON line
-per span on stdout: trace_id, span_id, parent_span_id, name, kind and attributes (strings,
-ints, bools, doubles), plus the resource's service.name.
+"""An OTLP trace receiver for tests: decodes each export with the official OpenTelemetry
+protobuf definitions (opentelemetry-proto) — a POST /v1/traces body over HTTP, or with
+`--grpc` a TraceService/Export call over gRPC (grpcio) — and prints one JSON line per span
+on stdout: trace_id, span_id, parent_span_id, name, kind and attributes (strings, ints,
+bools, doubles), plus the resource's service.name and the transport it came by.
 
-Usage: python3 otlp_receiver.py    (prints "listening PORT" first; answers 200 to each
+Usage: python3 otlp_receiver.py [--grpc]    (prints "listening PORT" first; accepts each
 export; ends when stdin closes)
 """
 
@@ -25,27 +26,33 @@ def value_of(any_value):
     return getattr(any_value, kind) if kind else None
 
 
+def report(request, transport: str) -> None:
+    """Prints each span of an ExportTraceServiceRequest as one JSON line."""
+    for resource_spans in request.resource_spans:
+        resource = {a.key: value_of(a.value) for a in resource_spans.resource.attributes}
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                line = {
+                    "service": resource.get("service.name"),
+                    "trace_id": span.trace_id.hex(),
+                    "span_id": span.span_id.hex(),
+                    "parent_span_id": span.parent_span_id.hex(),
+                    "name": span.name,
+                    "kind": span.kind,
+                    "attributes": {a.key: value_of(a.value) for a in span.attributes},
+                    "transport": transport,
+                }
+                with lock:
+                    print(json.dumps(line), flush=True)
+
+
 class Handler(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802 - the http.server API
         length = int(self.headers.get("content-length", "0"))
         body = self.rfile.read(length)
         request = trace_service_pb2.ExportTraceServiceRequest()
         request.ParseFromString(body)
-        for resource_spans in request.resource_spans:
-            resource = {a.key: value_of(a.value) for a in resource_spans.resource.attributes}
-            for scope_spans in resource_spans.scope_spans:
-                for span in scope_spans.spans:
-                    line = {
-                        "service": resource.get("service.name"),
-                        "trace_id": span.trace_id.hex(),
-                        "span_id": span.span_id.hex(),
-                        "parent_span_id": span.parent_span_id.hex(),
-                        "name": span.name,
-                        "kind": span.kind,
-                        "attributes": {a.key: value_of(a.value) for a in span.attributes},
-                    }
-                    with lock:
-                        print(json.dumps(line), flush=True)
+        report(request, "http")
         answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
         self.send_response(200)
         self.send_header("content-type", "application/x-protobuf")
@@ -57,7 +64,30 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+def serve_grpc() -> None:
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+    class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+        def Export(self, request, context):  # noqa: N802 - the generated API
+            report(request, "grpc")
+            return trace_service_pb2.ExportTraceServiceResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    print(f"listening {port}", flush=True)
+    sys.stdin.read()
+    server.stop(None)
+
+
 def main() -> None:
+    if "--grpc" in sys.argv[1:]:
+        serve_grpc()
+        return
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     print(f"listening {server.server_address[1]}", flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
