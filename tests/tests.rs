@@ -66,5 +66,6 @@ mod terminal;
 mod tool_client;
 mod upstream;
 mod upstream_lifecycle;
+mod upstream_oauth;
 mod upstream_pins;
 mod validators;
