@@ -6,7 +6,9 @@
 //! for only: an upstream whose URL changed starts over, so a token never goes to a server
 //! it was not issued for. Every change is a read-modify-write under an exclusive lock
 //! (`FILE.lock`) and lands by rename of a file created 0600, so `toolgate upstream login`
-//! and a running toolgate refreshing a token do not lose each other's writes. A file that
+//! and a running toolgate refreshing a token do not lose each other's writes; a refresh
+//! holds `FILE.refresh` from its load to its save, so two processes never both spend
+//! one rotating refresh token. A file that
 //! others may read is refused, not used. Nothing here logs a token.
 
 use std::collections::BTreeMap;
@@ -14,7 +16,9 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use rmcp::transport::auth::{AuthError, AuthorizationMetadata, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::limits::UPSTREAM_TOKENS_BYTES;
@@ -144,6 +148,18 @@ impl Tokens {
 
     /// The file's lock, taken for one read-modify-write; its folder is made (0700) first.
     fn lock(&self) -> Result<std::fs::File, String> {
+        self.locked(".lock")
+    }
+
+    /// The lock of refreshes (`FILE.refresh`), another than the file's own: rmcp holds it
+    /// across a refresh's load, token request and save, so two processes never both spend
+    /// one rotating refresh token.
+    pub(crate) fn refresh_lock(&self) -> Result<std::fs::File, String> {
+        self.locked(".refresh")
+    }
+
+    /// The lock file `FILE` + `suffix`, locked exclusively (waiting for another holder).
+    fn locked(&self, suffix: &str) -> Result<std::fs::File, String> {
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty())
             && !dir.exists()
         {
@@ -154,7 +170,7 @@ impl Tokens {
                 .map_err(|e| self.fail(format!("cannot make its folder: {e}")))?;
         }
         let mut name = self.path.as_os_str().to_owned();
-        name.push(".lock");
+        name.push(suffix);
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
@@ -209,6 +225,16 @@ impl CredentialStore for FileStore {
 
     async fn clear(&self) -> Result<(), AuthError> {
         self.update(|e| e.credentials = None)
+    }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let tokens = self.tokens.clone();
+        // Waiting for another process's refresh blocks: on a thread of its own.
+        let lock = tokio::task::spawn_blocking(move || tokens.refresh_lock())
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+            .map_err(AuthError::CredentialStoreError)?;
+        Ok(Some(CredentialRefreshGuard::new(lock)))
     }
 }
 
