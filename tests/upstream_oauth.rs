@@ -125,7 +125,11 @@ async fn an_oauth_upstream_is_logged_in_to_once_and_then_called_with_refreshed_t
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(said.contains("toolgate upstream login srv"), "{said}");
+    assert!(
+        said.contains("toolgate holds no token for it; run `toolgate upstream login srv`")
+            && !said.contains("Transport"),
+        "said in words, not the transport's: {said}"
+    );
     gate.stop().await;
 
     let (ok, printed) = login(dir.path(), &env).await;

@@ -100,6 +100,12 @@ impl Link {
         }
     }
 
+    /// Why an OAuth upstream's last request could not be authorized, once: said in place
+    /// of the transport's wording of the failure it caused.
+    fn refused(&self) -> Option<String> {
+        self.auth.as_ref().and_then(|a| a.take_refusal())
+    }
+
     /// Keeps this upstream's OAuth tokens in `tokens`, when its entry has `oauth`.
     pub(super) fn use_tokens(&mut self, tokens: &super::oauth::Tokens) {
         if let Transport::Http {
@@ -228,9 +234,10 @@ impl Link {
     }
 
     fn lost(&self, e: ServiceError) -> Error {
-        let reason = match self.oversize.connection() {
-            Some(why) => format!("the connection was ended during the call: {why}"),
-            None => format!("the connection failed during the call ({e})"),
+        let reason = match (self.refused(), self.oversize.connection()) {
+            (Some(why), _) => why,
+            (None, Some(why)) => format!("the connection was ended during the call: {why}"),
+            (None, None) => format!("the connection failed during the call ({e})"),
         };
         Error::UpstreamUnavailable {
             server: self.server.name.clone(),
@@ -298,7 +305,7 @@ impl Link {
     ) -> String {
         match tokio::time::timeout(UPSTREAM_CONNECT_TIMEOUT, list(peer, &self.server.name)).await {
             Ok(Ok(tools)) => self.publish(Some(peer.clone()), tools),
-            Ok(Err(e)) => return format!("tools/list failed: {e}"),
+            Ok(Err(e)) => return self.refused().unwrap_or_else(|| format!("tools/list failed: {e}")),
             Err(_) => return format!("tools/list took over {} s", UPSTREAM_CONNECT_TIMEOUT.as_secs()),
         }
         tracing::debug!("upstream \"{}\" connected", self.server.name);
@@ -423,7 +430,7 @@ impl Link {
                         );
                     }
                 };
-                served.map_err(|e| format!("initialize failed: {e}"))
+                served.map_err(|e| self.refused().unwrap_or_else(|| format!("initialize failed: {e}")))
             }
         }
     }

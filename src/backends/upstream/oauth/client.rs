@@ -39,7 +39,13 @@ impl<C: StreamableHttpClient + Sync> Authorized<C> {
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<T, StreamableHttpError<C::Error>>>,
     {
-        let token = self.auth.token().await.map_err(StreamableHttpError::Auth)?;
+        let token = match self.auth.token().await {
+            Ok(token) => token,
+            Err(e) => {
+                self.auth.note(&e);
+                return Err(StreamableHttpError::Auth(e));
+            }
+        };
         let answer = send(token.clone()).await;
         let (refusal, challenge) = match &answer {
             Err(StreamableHttpError::AuthRequired(e)) => (Refusal::Unauthorized, e.www_authenticate_header.clone()),
@@ -53,7 +59,10 @@ impl<C: StreamableHttpClient + Sync> Authorized<C> {
         match self.auth.answer(refusal, &challenge, token.as_deref()).await {
             Ok(Some(fresh)) => send(Some(fresh)).await,
             Ok(None) => answer,
-            Err(e) => Err(StreamableHttpError::Auth(e)),
+            Err(e) => {
+                self.auth.note(&e);
+                Err(StreamableHttpError::Auth(e))
+            }
         }
     }
 }

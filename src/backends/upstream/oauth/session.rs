@@ -28,6 +28,8 @@ pub struct Auth {
     oauth: OAuth,
     tokens: Tokens,
     state: Mutex<State>,
+    /// Why the last request could not be authorized, until the connection reports it.
+    refusal: std::sync::Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Auth {
@@ -66,6 +68,7 @@ impl Auth {
             oauth,
             tokens,
             state: Mutex::default(),
+            refusal: std::sync::Mutex::default(),
         }
     }
 
@@ -79,10 +82,25 @@ impl Auth {
 
     /// The error that asks the operator for a login, saying why.
     fn login_needed(&self, why: &str) -> AuthError {
-        AuthError::AuthorizationFailed(format!(
-            "upstream \"{}\" {why}; run `toolgate upstream login {}`",
-            self.server, self.server
-        ))
+        AuthError::AuthorizationFailed(format!("{why}; run `toolgate upstream login {}`", self.server))
+    }
+
+    /// Keeps why the last request could not be authorized, in words for the operator (the
+    /// upstream's connection reports it in place of the transport's wording).
+    pub fn note(&self, refused: &AuthError) {
+        let why = match refused {
+            AuthError::AuthorizationFailed(why) => why.clone(),
+            other => format!("toolgate could not get an OAuth token for it ({other})"),
+        };
+        *self.refusal.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why);
+    }
+
+    /// Why the last request could not be authorized, once (see [`Auth::note`]).
+    pub fn take_refusal(&self) -> Option<String> {
+        self.refusal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// The token to send now (refreshed first when it is about to expire), or none when
@@ -145,8 +163,8 @@ impl Auth {
                     }
                 }
                 Err(self.login_needed(match sent {
-                    Some(_) => "refused toolgate's token, and it could not be refreshed",
-                    None => "asks for authorization and toolgate holds no token for it",
+                    Some(_) => "it refused toolgate's token, which could not be refreshed",
+                    None => "it asks for OAuth authorization and toolgate holds no token for it",
                 }))
             }
             (Refusal::Unauthorized, Grant::ClientCredentials) => {
@@ -154,10 +172,9 @@ impl Auth {
                 self.exchange(Some(challenge.to_owned()), named).await?;
                 match self.fresh()? {
                     Some(token) if Some(token.as_str()) != sent => Ok(Some(token)),
-                    _ => Err(AuthError::AuthorizationFailed(format!(
-                        "upstream \"{}\" refused a fresh client-credentials token",
-                        self.server
-                    ))),
+                    _ => Err(AuthError::AuthorizationFailed(
+                        "it refused a fresh client-credentials token".to_owned(),
+                    )),
                 }
             }
             (Refusal::Forbidden, grant) => {
@@ -181,12 +198,11 @@ impl Auth {
                     })
                     .map_err(AuthError::CredentialStoreError)?;
                 if grant == Grant::AuthorizationCode {
-                    return Err(self.login_needed(&format!("needs scope {shown} that toolgate's token lacks")));
+                    return Err(self.login_needed(&format!("it needs scope {shown}, which toolgate's token lacks")));
                 }
                 if state.upgrades >= UPSTREAM_SCOPE_UPGRADES {
                     return Err(AuthError::AuthorizationFailed(format!(
-                        "upstream \"{}\" still answers insufficient_scope (scope {shown}) after {UPSTREAM_SCOPE_UPGRADES} new tokens; check the client's grants there",
-                        self.server
+                        "it still answers insufficient_scope (scope {shown}) after {UPSTREAM_SCOPE_UPGRADES} new tokens; check the client's grants there"
                     )));
                 }
                 state.upgrades += 1;
