@@ -103,6 +103,11 @@ pub struct Cli {
     /// With --pins: hold upstream tools seen for the first time too, until approved.
     #[arg(long, env = "TOOLGATE_PINS_HOLD_NEW", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     pub pins_hold_new: bool,
+    /// The file of OAuth tokens for upstreams whose entry has `oauth` (owner-only, 0600),
+    /// written by `toolgate upstream login` and by refreshes. By default,
+    /// $XDG_STATE_HOME/toolgate/upstream-tokens.json (~/.local/state/… without it).
+    #[arg(long, env = "TOOLGATE_UPSTREAM_TOKENS", global = true, value_name = "FILE")]
+    pub upstream_tokens: Option<PathBuf>,
     /// How often upstream servers are pinged, in milliseconds; one that does not answer
     /// within the same time is restarted.
     #[arg(long, env = "TOOLGATE_UPSTREAM_PING_MS", global = true, default_value_t = limits::UPSTREAM_PING.as_millis() as u64)]
@@ -353,6 +358,14 @@ pub enum UpstreamCommand {
         /// One tool's own name on that server; by default, every tool it offers.
         tool: Option<String>,
     },
+    /// Authorize toolgate at SERVER's OAuth authorization server (its entry has `oauth`):
+    /// prints the address to open in a browser and waits for it on a loopback redirect;
+    /// the tokens go to TOOLGATE_UPSTREAM_TOKENS. A client_credentials upstream gets a
+    /// token at once.
+    Login {
+        /// The server's name in the mcpServers file.
+        server: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -482,6 +495,7 @@ impl Cli {
             upstreams: self.upstreams,
             pins: self.pins,
             pins_hold_new: self.pins_hold_new,
+            upstream_tokens: self.upstream_tokens.or_else(default_tokens),
             upstream_ping_ms: self.upstream_ping_ms,
             upstream_first_wait_ms: self.upstream_first_wait_ms,
             validators: self.validators,
@@ -494,4 +508,18 @@ impl Cli {
         };
         (raw, self.command)
     }
+}
+
+/// Where the upstream tokens file is when TOOLGATE_UPSTREAM_TOKENS is unset: under
+/// $XDG_STATE_HOME, else ~/.local/state; none without either.
+fn default_tokens() -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        })?;
+    Some(state.join("toolgate/upstream-tokens.json"))
 }

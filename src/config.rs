@@ -73,6 +73,9 @@ pub struct Config {
     /// starts, and whether new tools wait for approval too (`TOOLGATE_PINS_HOLD_NEW`). By
     /// default, none: definitions are served as the upstreams give them.
     pub pins: Option<(PathBuf, bool)>,
+    /// The OAuth tokens of upstreams with `oauth` (`TOOLGATE_UPSTREAM_TOKENS`, by default
+    /// under `$XDG_STATE_HOME` or `~/.local/state`). None when neither is known.
+    pub upstream_tokens: Option<upstream::oauth::Tokens>,
     /// How search ranks and what embedding may cost (`TOOLGATE_SEARCH`,
     /// `TOOLGATE_EMBED_CACHE`, `TOOLGATE_EMBED_BUDGET_MS`).
     pub search: meaning::Settings,
@@ -182,6 +185,8 @@ pub struct Raw {
     pub pins: Option<PathBuf>,
     /// `TOOLGATE_PINS_HOLD_NEW`.
     pub pins_hold_new: bool,
+    /// `TOOLGATE_UPSTREAM_TOKENS` (or its default).
+    pub upstream_tokens: Option<PathBuf>,
     /// `TOOLGATE_UPSTREAM_PING_MS`.
     pub upstream_ping_ms: u64,
     /// `TOOLGATE_UPSTREAM_FIRST_WAIT_MS`.
@@ -421,6 +426,10 @@ impl Config {
                 .pins
                 .filter(|p| !p.as_os_str().is_empty())
                 .map(|p| (p, raw.pins_hold_new)),
+            upstream_tokens: raw
+                .upstream_tokens
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(upstream::oauth::Tokens::new),
             search,
             redis: crate::shared::Settings::parse(
                 raw.redis.as_deref(),
@@ -493,6 +502,7 @@ mod tests {
             code_parallel: 8,
             upstream_ping_ms: 15_000,
             upstream_first_wait_ms: 10_000,
+            upstream_tokens: None,
             http_max_connections: 1_024,
             http_max_connections_per_address: 128,
             http_header_timeout_ms: 10_000,

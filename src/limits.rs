@@ -885,6 +885,34 @@ pub const UPSTREAM_EXIT_GRACE: Duration = Duration::from_secs(3);
 /// and never held.
 pub const UPSTREAM_STDERR_LINE_BYTES: usize = 8 * 1024;
 
+/// Bytes of the upstream tokens file (`TOOLGATE_UPSTREAM_TOKENS`) read; a longer file is
+/// refused, not cut: it holds a few tokens per upstream.
+pub const UPSTREAM_TOKENS_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Bytes of a client secret or private key file an upstream's `oauth` entry names.
+pub const UPSTREAM_OAUTH_SECRET_BYTES: u64 = 64 * 1024;
+
+/// How long `toolgate upstream login` waits for the authorization server to send the
+/// browser back to its loopback redirect before it gives up.
+pub const UPSTREAM_LOGIN_WAIT: Duration = Duration::from_secs(300);
+
+/// Bytes of one request to `toolgate upstream login`'s loopback redirect read (its
+/// request line and headers); a longer one is answered 431 and not read further.
+pub const UPSTREAM_LOGIN_REQUEST_BYTES: usize = 16 * 1024;
+
+/// How long one probe request of `toolgate upstream login` (the unauthenticated request
+/// whose 401 names the authorization server) may take.
+pub const UPSTREAM_LOGIN_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Bytes of a probe answer's body read by `toolgate upstream login` (to find the
+/// session of a server that answers `initialize` unauthenticated).
+pub const UPSTREAM_LOGIN_PROBE_BYTES: usize = 64 * 1024;
+
+/// New client-credentials tokens an upstream's `insufficient_scope` answers may ask for
+/// in a row (each for the scopes the answer names) before its calls fail instead: the
+/// specification's guard against an endless step-up loop.
+pub const UPSTREAM_SCOPE_UPGRADES: u32 = 3;
+
 /// Bytes of the stderr of the server `catalogue check` starts that are kept, to be shown
 /// when the check cannot finish (otherwise the report says it all).
 pub const CHECK_STDERR_BYTES: usize = 64 * 1024;

@@ -131,6 +131,9 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
         Some(Command::Upstream {
             command: UpstreamCommand::Approve { server, tool },
         }) => toolgate::commands::approve::run(&config, &server, tool.as_deref()).await,
+        Some(Command::Upstream {
+            command: UpstreamCommand::Login { server },
+        }) => toolgate::commands::login::run(&config, &server).await,
         Some(Command::Shell { connect, file, history }) => {
             let input = toolgate::commands::shell::Input::choose(file);
             toolgate::commands::shell::run(connect.target(flags)?, &config.name, input, history.as_deref()).await
@@ -239,6 +242,10 @@ async fn run(cli: Cli, flags: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> 
                     for note in notes {
                         tracing::warn!("{note}");
                     }
+                    let upstreams = match &config.upstream_tokens {
+                        Some(tokens) => upstreams.with_tokens(tokens),
+                        None => upstreams,
+                    };
                     let upstreams = match &config.pins {
                         Some((file, hold_new)) => {
                             upstreams.with_pins(toolgate::backends::upstream::pins::Pins::open(file, *hold_new)?)

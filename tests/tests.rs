@@ -67,5 +67,6 @@ mod tool_client;
 mod tool_policy;
 mod upstream;
 mod upstream_lifecycle;
+mod upstream_oauth;
 mod upstream_pins;
 mod validators;

@@ -30,6 +30,10 @@ pub async fn run(config: &Config, server: &str, tool: Option<&str>) -> Result<()
         .ok_or("toolgate upstream approve needs TOOLGATE_PINS, the file of approved definitions")?;
     let (upstreams, _notes) = Upstreams::open(source, config.limits.upstream_ping, config.limits.upstream_first_wait)
         .map_err(|e| e.to_string())?;
+    let upstreams = match &config.upstream_tokens {
+        Some(tokens) => upstreams.with_tokens(tokens),
+        None => upstreams,
+    };
     let upstreams = Arc::new(upstreams.only(server)?);
     upstreams.start();
     let offered = upstreams.offered(server).await;

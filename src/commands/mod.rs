@@ -1,5 +1,5 @@
 //! The command-line subcommands that are not servers: `catalogue eval`, `catalogue check`,
-//! `upstream approve`, `shell` and `demo` (both MCP clients, through `client`). Each prints for people; none
+//! `upstream approve`, `upstream login`, `shell` and `demo` (both MCP clients, through `client`). Each prints for people; none
 //! of them speaks MCP on this process's stdout.
 
 pub mod approve;
@@ -7,4 +7,5 @@ pub mod check;
 pub mod client;
 pub mod demo;
 pub mod eval;
+pub mod login;
 pub mod shell;

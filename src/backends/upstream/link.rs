@@ -77,6 +77,8 @@ pub(super) struct Link {
     ping: Duration,
     /// What could not be read whole on the connection, for the calls it fails.
     oversize: Arc<Oversize>,
+    /// Its OAuth tokens, for an HTTP upstream with `oauth` once the tokens file is known.
+    auth: Option<Arc<super::oauth::Auth>>,
 }
 
 impl Link {
@@ -94,6 +96,26 @@ impl Link {
             changed,
             ping,
             oversize: Arc::default(),
+            auth: None,
+        }
+    }
+
+    /// Why an OAuth upstream's last request could not be authorized, once: said in place
+    /// of the transport's wording of the failure it caused.
+    fn refused(&self) -> Option<String> {
+        self.auth.as_ref().and_then(|a| a.take_refusal())
+    }
+
+    /// Keeps this upstream's OAuth tokens in `tokens`, when its entry has `oauth`.
+    pub(super) fn use_tokens(&mut self, tokens: &super::oauth::Tokens) {
+        if let Transport::Http {
+            url,
+            oauth: Some(oauth),
+            ..
+        } = &self.server.transport
+        {
+            let auth = super::oauth::Auth::new(&self.server.name, url, oauth.clone(), tokens.clone());
+            self.auth = Some(Arc::new(auth));
         }
     }
 
@@ -212,9 +234,10 @@ impl Link {
     }
 
     fn lost(&self, e: ServiceError) -> Error {
-        let reason = match self.oversize.connection() {
-            Some(why) => format!("the connection was ended during the call: {why}"),
-            None => format!("the connection failed during the call ({e})"),
+        let reason = match (self.refused(), self.oversize.connection()) {
+            (Some(why), _) => why,
+            (None, Some(why)) => format!("the connection was ended during the call: {why}"),
+            (None, None) => format!("the connection failed during the call ({e})"),
         };
         Error::UpstreamUnavailable {
             server: self.server.name.clone(),
@@ -282,7 +305,7 @@ impl Link {
     ) -> String {
         match tokio::time::timeout(UPSTREAM_CONNECT_TIMEOUT, list(peer, &self.server.name)).await {
             Ok(Ok(tools)) => self.publish(Some(peer.clone()), tools),
-            Ok(Err(e)) => return format!("tools/list failed: {e}"),
+            Ok(Err(e)) => return self.refused().unwrap_or_else(|| format!("tools/list failed: {e}")),
             Err(_) => return format!("tools/list took over {} s", UPSTREAM_CONNECT_TIMEOUT.as_secs()),
         }
         tracing::debug!("upstream \"{}\" connected", self.server.name);
@@ -365,7 +388,7 @@ impl Link {
                     .await
                     .map_err(|e| format!("initialize failed: {e}"))
             }
-            Transport::Http { url, headers } => {
+            Transport::Http { url, headers, oauth } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 let mut custom = HashMap::new();
                 for (name, value) in headers {
@@ -384,12 +407,30 @@ impl Link {
                 let mut config = config.custom_headers(custom);
                 super::web::limits(&mut config);
                 let client = super::web::Watched::new(self.oversize.clone())?;
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                self.relay
-                    .clone()
-                    .serve(Ordered::new(transport, self.relay.in_flight.clone(), &self.server.name))
-                    .await
-                    .map_err(|e| format!("initialize failed: {e}"))
+                let in_flight = self.relay.in_flight.clone();
+                let served = match (oauth, &self.auth) {
+                    (None, _) => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        self.relay
+                            .clone()
+                            .serve(Ordered::new(transport, in_flight, &self.server.name))
+                            .await
+                    }
+                    (Some(_), Some(auth)) => {
+                        let client = super::oauth::Authorized::new(client, auth.clone());
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        self.relay
+                            .clone()
+                            .serve(Ordered::new(transport, in_flight, &self.server.name))
+                            .await
+                    }
+                    (Some(_), None) => {
+                        return Err(
+                            "its \"oauth\" needs a tokens file: set TOOLGATE_UPSTREAM_TOKENS (or HOME)".to_owned(),
+                        );
+                    }
+                };
+                served.map_err(|e| self.refused().unwrap_or_else(|| format!("initialize failed: {e}")))
             }
         }
     }

@@ -13,6 +13,7 @@ pub mod descriptions;
 mod family;
 mod link;
 pub mod naming;
+pub mod oauth;
 mod ordered;
 mod oversize;
 pub mod pins;
@@ -139,6 +140,18 @@ impl Upstreams {
             .filter(|t| link.server.tools.admits(&t.name))
             .cloned()
             .collect())
+    }
+
+    /// These upstreams with the OAuth tokens of those whose entry has `oauth` kept in
+    /// `tokens` (`TOOLGATE_UPSTREAM_TOKENS`). Without it, such an upstream cannot connect.
+    #[must_use]
+    pub fn with_tokens(mut self, tokens: &oauth::Tokens) -> Upstreams {
+        for link in &mut self.links {
+            if let Some(link) = Arc::get_mut(link) {
+                link.use_tokens(tokens);
+            }
+        }
+        self
     }
 
     /// These upstreams with their tools' definitions held to `pins` ([`pins`]).

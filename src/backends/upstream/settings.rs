@@ -60,6 +60,8 @@ pub enum Transport {
         url: String,
         /// Headers sent with every request (an `Authorization` bearer token, ...).
         headers: Vec<(String, String)>,
+        /// How toolgate gets OAuth tokens for it (`"oauth"`), when it asks for them.
+        oauth: Option<super::oauth::OAuth>,
     },
 }
 
@@ -108,6 +110,7 @@ const KNOWN_KEYS: &[&str] = &[
     "tools",
     "acceptChanges",
     "maxDescription",
+    "oauth",
 ];
 
 /// Why a document is not an `mcpServers` file at all (a bad entry is only a note).
@@ -173,6 +176,11 @@ fn server(name: &str, entry: &Value, notes: &mut Vec<String>) -> Result<Server, 
         Some(Value::String(t)) => Some(t.to_ascii_lowercase().replace(['-', '_'], "")),
         Some(other) => return Err(format!("\"type\" must be a string, not {other}")),
     };
+    if entry.contains_key("oauth") && !entry.contains_key("url") {
+        return Err(
+            "\"oauth\" is for HTTP upstreams (\"url\"); a stdio server gets its credentials through \"env\"".to_owned(),
+        );
+    }
     let transport = match (kind.as_deref(), entry.get("command"), entry.get("url")) {
         (Some("sse"), ..) => {
             return Err("the SSE transport is not supported; use the server's Streamable HTTP endpoint".to_owned());
@@ -191,10 +199,12 @@ fn server(name: &str, entry: &Value, notes: &mut Vec<String>) -> Result<Server, 
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(format!("\"url\" must be http:// or https://, not {url}"));
             }
-            Transport::Http {
-                url,
-                headers: pairs(entry.get("headers"), "headers")?,
+            let headers = pairs(entry.get("headers"), "headers")?;
+            let oauth = super::oauth::settings::parse(entry.get("oauth"))?;
+            if oauth.is_some() && headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("authorization")) {
+                return Err("it has both \"oauth\" and an Authorization header; keep one".to_owned());
             }
+            Transport::Http { url, headers, oauth }
         }
         (_, Some(_), Some(_)) => return Err("it has both \"command\" and \"url\"; keep one".to_owned()),
         (_, None, None) => return Err("it has neither \"command\" nor \"url\"".to_owned()),
