@@ -245,6 +245,16 @@ pub const REDIS_EVENTS_PER_STREAM: usize = 128;
 /// [`REDIS_EVENTS_PER_STREAM`], bounds one stream's keys in Redis.
 pub const REDIS_EVENT_BYTES: usize = 1024 * 1024;
 
+/// With `TOOLGATE_REDIS`: the largest notification (its JSON) passed to the replica that
+/// holds its session's standalone SSE stream; a larger one is sent on this replica only,
+/// where that stream is not open. Pub/sub messages are held in Redis's memory until read.
+pub const REDIS_NOTE_BYTES: usize = 256 * 1024;
+
+/// With `TOOLGATE_REDIS`: notifications from other replicas waiting, per session, to be
+/// sent on its standalone stream here; more are dropped (a client reading that slowly
+/// loses notifications, never the replica its memory).
+pub const REDIS_NOTES_QUEUE: usize = 64;
+
 /// With `TOOLGATE_REDIS`: how long an SSE stream's events are kept past its last event.
 pub const REDIS_EVENTS_TTL: Duration = Duration::from_secs(600);
 

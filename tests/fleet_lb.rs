@@ -2,12 +2,17 @@
 //! no stickiness: every request of a session may land on another replica. The official
 //! Python and TypeScript SDKs run whole sessions through it (initialize, search, schema,
 //! runs, a batch with progress, history, isolation); a session goes on when the replica
-//! that made it is killed; a session's owner is held on every replica behind the
+//! that made it is killed, with a plain client and with the Python SDK (whose tool logs
+//! reach it before and after, wherever its GET stream is open); a session's owner is held on every replica behind the
 //! balancer; and the official conformance suite (`--suite all`) passes through it, but
 //! for the scenarios `tests/conformance/expected-failures-fleet.yaml` lists with reasons
 //! — `server-sse-polling` among the passing ones.
 
+use std::process::Stdio;
+use std::time::Duration;
+
 use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::access::new_key;
 use crate::fleet_sessions::gates;
@@ -103,6 +108,57 @@ async fn a_session_goes_on_when_a_replica_dies_and_its_owner_holds_behind_the_ba
     for _ in 0..2 {
         assert_eq!(post(&bobs, &url, Some(&hers.id), &history).await.status(), 403);
     }
+}
+
+#[tokio::test]
+async fn the_python_sdks_session_goes_on_through_the_balancer_when_a_replica_dies() {
+    let prefix = prefix("lb-sdk-kill");
+    let mut fleet = gates(3, MACHINE, &prefix, &[("TOOLGATE_RUNTIMES", "js")]).await;
+    let (_nginx, url) = balance(&fleet).await;
+    let python = installed(
+        "TOOLGATE_TEST_PYTHON",
+        "a Python virtual environment with tests/requirements.txt",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = scrubbed(&python, dir.path());
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/python_fleet.py"))
+        .arg(&url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("the Python SDK fleet script starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut stdout = String::new();
+    // The script's session runs until it asks for the kill.
+    let asked = tokio::time::timeout(Duration::from_secs(120), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            stdout.push_str(&line);
+            stdout.push('\n');
+            if line == "kill: now" {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or(false);
+    assert!(asked, "the script did not reach the kill:\n{stdout}");
+    // Every replica served some of the session's requests (round-robin); one dies, with
+    // no goodbye, mid-session.
+    drop(fleet.remove(0));
+    stdin.write_all(b"killed\n").await.unwrap();
+    drop(stdin);
+    while let Ok(Ok(Some(line))) = tokio::time::timeout(Duration::from_secs(120), lines.next_line()).await {
+        stdout.push_str(&line);
+        stdout.push('\n');
+    }
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("the script ends")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_all_checks_passed("the Python SDK across a replica's death", out.status, &stdout, &stderr);
 }
 
 #[tokio::test]

@@ -30,6 +30,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
+use super::relay::Relay;
 use super::sessions::{self, Admission, Owner, Refusal, Sessions};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -41,7 +42,7 @@ use crate::edge::{self, Connections, observe, probes};
 use crate::limits::{HTTP_BODY_BYTES, HTTP_SESSION_RETRY_AFTER, HTTP_SHUTDOWN_GRACE, HTTP_SSE_KEEP_ALIVE};
 use crate::mcp::Handler;
 use crate::shared::events::Events;
-use crate::shared::sessions::Ledger;
+use crate::shared::sessions::{AskedLevel, Ledger};
 
 /// Hosts every gateway accepts: the loopback names, with or without a port.
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
@@ -181,9 +182,11 @@ pub async fn serve(
     let ledger = access
         .shared()
         .map(|shared| Arc::new(Ledger::new(shared.clone(), settings.session_idle)));
-    let sessions = Arc::new(match &ledger {
-        Some(ledger) => sessions.in_fleet(ledger.clone()),
-        None => sessions,
+    // A fleet's replica: each session's notifications reach its standalone stream on
+    // whichever replica holds it.
+    let sessions = Arc::new(match (&ledger, access.shared()) {
+        (Some(ledger), Some(shared)) => sessions.in_fleet(ledger.clone(), Relay::start(shared.clone())),
+        _ => sessions,
     });
     let ended = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
@@ -288,7 +291,7 @@ fn host_allowed(host: &str, allowed: &[String]) -> bool {
 /// (and name it readably); the request runs as its principal's [`Admission`], so a
 /// session it makes is capped and owned; a refusal by cap is answered 503 with
 /// `Retry-After`. A session's `DELETE` that rmcp accepted is answered 200.
-async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
+async fn own_sessions(State(sessions): State<Arc<Sessions>>, mut request: Request, next: Next) -> Response {
     let principal = request.extensions().get::<Principal>().cloned();
     if let Some(value) = request.headers().get("mcp-session-id") {
         let Ok(id) = value.to_str() else {
@@ -299,7 +302,7 @@ async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, n
                 .into_response();
         };
         match sessions.owner(id).await {
-            Ok(Owner::Principal(owner)) if principal.as_ref().is_some_and(|p| p.id != owner) => {
+            Ok(Owner::Principal(owner, _)) if principal.as_ref().is_some_and(|p| p.id != owner) => {
                 crate::metrics::get().edge_refused("session_owner");
                 return (
                     StatusCode::FORBIDDEN,
@@ -307,7 +310,11 @@ async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, n
                 )
                     .into_response();
             }
-            Ok(Owner::Principal(_) | Owner::Unrecorded) => {}
+            // The handler honours the log level the session asked for on any replica.
+            Ok(Owner::Principal(_, Some(level))) => {
+                request.extensions_mut().insert(AskedLevel(level));
+            }
+            Ok(Owner::Principal(_, None) | Owner::Unrecorded) => {}
             // As rmcp answers a session it does not know: the client starts a new one.
             Ok(Owner::Gone) => return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response(),
             Err(e) => return shared_unavailable(&e.to_string()),
