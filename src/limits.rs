@@ -156,6 +156,10 @@ pub const HTTP_SESSION_RETRY_AFTER: Duration = Duration::from_secs(5);
 /// Keep-alive interval of the SSE streams, so proxies do not close idle ones.
 pub const HTTP_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// With `TOOLGATE_HTTP_SSE_POLL_MS`: when a client whose request stream the server closed
+/// (its call still running) is told to come back (the SSE `retry` field).
+pub const HTTP_SSE_POLL_RETRY: Duration = Duration::from_secs(1);
+
 /// Connections both HTTP servers (`--http`, `catalogue serve`) hold at once; one beyond
 /// it is answered 503 and closed. Below the process's file limit (raised to its hard
 /// limit at start; the cap is lowered with a warning if even that is too small).

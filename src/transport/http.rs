@@ -65,10 +65,16 @@ pub struct HttpSettings {
     pub max_sessions: usize,
     /// Sessions one principal may hold at once; a new one beyond this is answered 503.
     pub max_sessions_per_principal: usize,
+    /// How long a request's SSE stream stays open while its call runs before the server
+    /// closes it for the client to resume (SEP-1699 polling); `None`: until the answer.
+    pub sse_poll: Option<Duration>,
 }
 
 /// Accepted range of `TOOLGATE_HTTP_SESSION_IDLE_MS`: a second to a day.
 const SESSION_IDLE_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=86_400_000;
+
+/// Accepted range of `TOOLGATE_HTTP_SSE_POLL_MS`: a tenth of a second to an hour.
+const SSE_POLL_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=3_600_000;
 
 /// Accepted range of `TOOLGATE_HTTP_MAX_SESSIONS`.
 const MAX_SESSIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=100_000;
@@ -129,6 +135,25 @@ impl HttpSettings {
             session_idle: Duration::from_millis(idle_ms),
             max_sessions: usize::try_from(max_sessions).unwrap_or(usize::MAX),
             max_sessions_per_principal: usize::try_from(per_principal).unwrap_or(usize::MAX),
+            sse_poll: None,
+        })
+    }
+
+    /// These settings closing a request's stream after `poll_ms` while its call runs
+    /// (`TOOLGATE_HTTP_SSE_POLL_MS`; `None` leaves streams open until their answer). An
+    /// error names the setting and its range.
+    pub fn with_sse_poll(self, poll_ms: Option<u64>) -> Result<HttpSettings, String> {
+        let Some(ms) = poll_ms else { return Ok(self) };
+        if !SSE_POLL_MS_RANGE.contains(&ms) {
+            return Err(format!(
+                "TOOLGATE_HTTP_SSE_POLL_MS={ms} is outside {}..={}",
+                SSE_POLL_MS_RANGE.start(),
+                SSE_POLL_MS_RANGE.end()
+            ));
+        }
+        Ok(HttpSettings {
+            sse_poll: Some(Duration::from_millis(ms)),
+            ..self
         })
     }
 }
@@ -176,7 +201,8 @@ pub async fn serve(
     if let Some(shared) = access.shared() {
         manager = manager.with_event_store(Arc::new(Events::new(shared.clone())));
     }
-    let sessions = Sessions::new(manager, settings.max_sessions, settings.max_sessions_per_principal);
+    let sessions =
+        Sessions::new(manager, settings.max_sessions, settings.max_sessions_per_principal).polling(settings.sse_poll);
     // A fleet's replica: sessions (owner, `initialize`, count per principal) in Redis,
     // living as long as a session may idle.
     let ledger = access
@@ -418,5 +444,10 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(zero.contains("TOOLGATE_HTTP_MAX_SESSIONS"), "{zero}");
+        assert_eq!(ok.sse_poll, None, "streams stay open until their answer by default");
+        let polled = ok.clone().with_sse_poll(Some(1_500)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(polled.sse_poll, Some(Duration::from_millis(1_500)));
+        let too_often = ok.with_sse_poll(Some(10)).err().unwrap_or_default();
+        assert!(too_often.contains("TOOLGATE_HTTP_SSE_POLL_MS=10"), "{too_often}");
     }
 }

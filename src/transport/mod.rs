@@ -4,6 +4,7 @@
 
 pub mod http;
 mod lines;
+mod polling;
 mod relay;
 mod sessions;
 pub mod stdio;

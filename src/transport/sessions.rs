@@ -23,6 +23,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::future::Either;
 use futures::{Stream, StreamExt};
@@ -112,6 +113,8 @@ pub(super) struct Sessions {
     fleet: Option<Arc<Ledger>>,
     /// A fleet's notifications passed between replicas (`relay.rs`), for a replica.
     relay: Option<Arc<Relay>>,
+    /// How long a request's stream stays open while its call runs (`polling.rs`).
+    poll: Option<Duration>,
 }
 
 /// Who owns a session named in a request, as far as this replica can tell.
@@ -147,7 +150,14 @@ impl Sessions {
             held: Mutex::default(),
             fleet: None,
             relay: None,
+            poll: None,
         }
+    }
+
+    /// These sessions closing a request's stream after `poll` while its call runs, for
+    /// the client to resume (`polling.rs`); `None`: streams stay open until the answer.
+    pub(super) fn polling(self, poll: Option<Duration>) -> Sessions {
+        Sessions { poll, ..self }
     }
 
     /// These sessions kept in the fleet's Redis too (`ledger`), as the module says, their
@@ -308,7 +318,12 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.create_stream(id, message).await?)
+        match self.poll {
+            Some(poll) => Ok(Either::Left(
+                super::polling::polled(&self.inner, id, message, poll).await?,
+            )),
+            None => Ok(Either::Right(self.inner.create_stream(id, message).await?)),
+        }
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {

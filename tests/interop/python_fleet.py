@@ -8,7 +8,9 @@ Needs `run_javascript` (TOOLGATE_RUNTIMES=js) and the default catalogue's base64
 Runs three tools and checks that a tool's log message reaches the client (its GET stream
 may be open on any replica); then prints "kill: now" and waits for a line on stdin, while
 the test kills a replica; then runs four more, reads the session's history (all seven
-encodings, every run numbered in order) and checks a log message reaches the client again. A log message
+encodings, every run numbered in order), checks a log message reaches the client again,
+and makes a call that outlives its stream (the fleet runs with TOOLGATE_HTTP_SSE_POLL_MS,
+so the SDK resumes the call's stream with Last-Event-ID). A log message
 is waited for (bounded); a call whose message cannot arrive — the GET stream is being
 opened again after the kill — is followed by another, at most LOG_ATTEMPTS. Prints one
 "ok: ..." line per check and "ok: all checks passed" (exit 0); on the first failure FAIL
@@ -97,6 +99,12 @@ async def run_checks(url: str) -> None:
             codec = [r["id"] for r in runs if r.get("slug") == "base64-codec"]
             check(len(codec) == 7, "history holds all seven encodings across the kill", 7, runs)
             await logs.reaches(session, "after")
+            # A call longer than the fleet's TOOLGATE_HTTP_SSE_POLL_MS: the server closes its
+            # stream mid-call, the SDK resumes it with Last-Event-ID through the balancer.
+            code = "await new Promise((r) => setTimeout(r, 2000)); return 'outlived its stream';"
+            late = await session.call_tool("run_javascript", {"code": code})
+            text = " ".join(getattr(c, "text", "") for c in late.content)
+            check("outlived its stream" in text, "a call outlives its closed stream (SEP-1699 polling)", "outlived its stream", late)
 
 
 async def main(url: str) -> int:
