@@ -176,7 +176,8 @@ struct Fleet {
     inbox: mpsc::Sender<ServerJsonRpcMessage>,
     /// Messages for the worker: passed from other replicas, or not passed on after all.
     waiting: mpsc::Receiver<ServerJsonRpcMessage>,
-    /// The last of those handed to the worker, each waiting for the one before (in order).
+    /// The one of those being handed to the worker; the next waits for it (in order, and
+    /// a client reading slowly fills `waiting`, never this replica's memory).
     sending: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -217,10 +218,12 @@ fn is_for_listener(message: &ServerJsonRpcMessage) -> bool {
     listened
 }
 
-/// What woke a session's transport: a client's message, or one for the worker.
+/// What woke a session's transport: a client's message, one for the worker, or the
+/// worker having taken the one before.
 enum Woken {
     Client(Option<ClientJsonRpcMessage>),
-    Waiting(Option<ServerJsonRpcMessage>),
+    Waiting(ServerJsonRpcMessage),
+    Sent,
 }
 
 impl Transport<RoleServer> for Relayed {
@@ -254,21 +257,24 @@ impl Transport<RoleServer> for Relayed {
             return self.inner.receive().await;
         };
         loop {
-            // Both receives are cancel-safe: a message is taken only when returned.
-            let woken = tokio::select! {
-                m = self.inner.receive() => Woken::Client(m),
-                Some(m) = fleet.waiting.recv() => Woken::Waiting(Some(m)),
+            // Every branch is cancel-safe: a message is taken only when returned, and a
+            // send runs in its own task, polled here by reference.
+            let woken = match &mut fleet.sending {
+                Some(sending) => tokio::select! {
+                    m = self.inner.receive() => Woken::Client(m),
+                    _ = sending => Woken::Sent,
+                },
+                None => tokio::select! {
+                    m = self.inner.receive() => Woken::Client(m),
+                    Some(m) = fleet.waiting.recv() => Woken::Waiting(m),
+                },
             };
             match woken {
                 Woken::Client(m) => return m,
-                Woken::Waiting(None) => {}
-                Woken::Waiting(Some(message)) => {
+                Woken::Sent => fleet.sending = None,
+                Woken::Waiting(message) => {
                     let send = self.inner.send(message);
-                    let before = fleet.sending.take();
                     fleet.sending = Some(tokio::spawn(async move {
-                        if let Some(before) = before {
-                            let _ = before.await;
-                        }
                         if let Err(e) = send.await {
                             tracing::debug!("a notification passed from another replica was not sent: {e}");
                         }
