@@ -1,7 +1,8 @@
 //! Notifications across a fleet: a session's GET stream open on one replica receives the
 //! log messages of calls another replica serves (passed through Redis); resumed with
-//! `Last-Event-ID` on another replica, it goes on live there; and a `logging/setLevel`
-//! any replica received holds on every replica. Real
+//! `Last-Event-ID` on another replica, it goes on live there; a `logging/setLevel` any
+//! replica received holds on every replica; and a client's answer to a tool's sampling
+//! request, posted to another replica, reaches the replica whose call asked. Real
 //! `toolgate --http` replicas, real Redis, the raw SSE stream read with reqwest.
 
 use serde_json::{Value, json};
@@ -101,4 +102,68 @@ async fn a_call_on_one_replica_logs_to_the_stream_open_on_another_at_the_level_a
         .unwrap();
     assert!(listener.is_some_and(|l| l.len() == 24), "{key}");
     assert_eq!(level.as_deref(), Some("0"));
+}
+
+/// The JSON-RPC messages of the SSE events in `buffered` completed so far (removed from it).
+fn drain_messages(buffered: &mut String) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Some(end) = buffered.find("\n\n") {
+        let event: String = buffered.drain(..end + 2).collect();
+        out.extend(
+            event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok()),
+        );
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_clients_answer_posted_to_another_replica_reaches_the_replica_that_asked() {
+    let prefix = prefix("answers");
+    let catalogue = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/conformance");
+    let fleet = gates(
+        2,
+        MACHINE,
+        &prefix,
+        &[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_CATALOGUE", catalogue)],
+    )
+    .await;
+    let (a, b) = (fleet[0].url.clone(), fleet[1].url.clone());
+    let session = Session::open_with(&a, json!({"sampling": {}})).await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "test_sampling", "arguments": {"prompt": "name a colour"}}});
+    let mut stream = crate::http::post(&session.http, &a, Some(&session.id), &call).await;
+    assert_eq!(stream.status(), 200);
+    let mut buffered = String::new();
+    let mut asked = None;
+    let answer = loop {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(60), stream.chunk())
+            .await
+            .expect("the call's stream goes on")
+            .unwrap()
+            .expect("the stream ends with the call's answer");
+        buffered.push_str(&String::from_utf8_lossy(&chunk).replace("\r\n", "\n"));
+        let mut done = None;
+        for message in drain_messages(&mut buffered) {
+            if message["method"] == "sampling/createMessage" {
+                // A's request names A; the client answers through B.
+                let id = message["id"].clone();
+                assert!(id.as_str().is_some_and(|i| i.contains('.')), "{message}");
+                let reply = json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "role": "assistant", "content": {"type": "text", "text": "teal"}, "model": "test-model"}});
+                let posted = crate::http::post(&session.http, &b, Some(&session.id), &reply).await;
+                assert_eq!(posted.status(), 202);
+                asked = Some(message);
+            } else if message["id"] == 2 {
+                done = Some(message);
+            }
+        }
+        if let Some(done) = done {
+            break done;
+        }
+    };
+    assert!(asked.is_some(), "the tool asked the client to sample");
+    assert!(answer["result"].to_string().contains("LLM response: teal"), "{answer}");
 }

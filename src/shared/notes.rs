@@ -17,6 +17,10 @@
 //! sender (which keeps it for a resume and sends it on no open stream). A notification
 //! larger than [`REDIS_NOTE_BYTES`] is not passed on.
 //!
+//! The same channel carries a client's answer to a request a replica sent it (sampling,
+//! elicitation, roots) when the client posted it to another replica ([`Notes::answer`]):
+//! the request's id names the replica that sent it.
+//!
 //! Knows no rmcp type: messages are JSON text, sessions their ids.
 
 use std::sync::Arc;
@@ -56,9 +60,19 @@ end
 return redis.call('PUBLISH', ARGV[2] .. listener, ARGV[3])
 ";
 
-/// What a replica does with a notification passed to it: the session's id and the
-/// message's JSON.
-pub type Deliver = Arc<dyn Fn(&str, &str) + Send + Sync>;
+/// What another replica passed to this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parcel {
+    /// A notification for the session's standalone stream, held here.
+    Note,
+    /// The client's answer to a request this replica sent it (sampling, elicitation,
+    /// roots), which the client posted to another replica.
+    Answer,
+}
+
+/// What a replica does with what another passed to it: what it is, the session's id and
+/// the message's JSON.
+pub type Deliver = Arc<dyn Fn(Parcel, &str, &str) + Send + Sync>;
 
 /// The notifications of a fleet's sessions, as this replica passes and receives them.
 #[derive(Debug)]
@@ -97,6 +111,11 @@ impl Notes {
         super::sessions::session_key(&self.shared, id)
     }
 
+    /// This replica's name in the fleet: 24 lowercase hex digits.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
     fn channels(&self) -> String {
         self.shared.key("notes:")
     }
@@ -128,8 +147,26 @@ impl Notes {
             return Ok(false);
         }
         let mut call = self.pass.key(self.session_key(id));
-        call.arg(&self.replica).arg(self.channels()).arg(parcel(id, message));
+        call.arg(&self.replica)
+            .arg(self.channels())
+            .arg(parcel(Parcel::Note, id, message));
         let received: u64 = self.shared.script(&call).await?;
+        Ok(received > 0)
+    }
+
+    /// Passes the client's `answer` (JSON) in session `id` to `replica`, which sent the
+    /// request it answers: true when that replica received it. A name that is not a
+    /// replica's (the client wrote it) reaches no one.
+    pub async fn answer(&self, replica: &str, id: &str, answer: &str) -> Result<bool, Error> {
+        if !is_replica(replica) || answer.len() > REDIS_NOTE_BYTES {
+            return Ok(false);
+        }
+        let channel = format!("{}{replica}", self.channels());
+        let publish = redis::cmd("PUBLISH")
+            .arg(channel)
+            .arg(parcel(Parcel::Answer, id, answer))
+            .clone();
+        let received: u64 = self.shared.query(&publish).await?;
         Ok(received > 0)
     }
 
@@ -161,8 +198,8 @@ impl Notes {
                         let Ok(payload) = message.get_payload::<String>() else {
                             continue;
                         };
-                        if let Some((id, message)) = unparcel(&payload) {
-                            deliver(id, message);
+                        if let Some((kind, id, message)) = unparcel(&payload) {
+                            deliver(kind, id, message);
                         }
                     }
                     lost = true;
@@ -177,16 +214,32 @@ impl Notes {
     }
 }
 
-/// Session `id`'s `message` as one pub/sub payload: the id (visible ASCII, as rmcp makes
-/// it and the HTTP layer checks), a line feed, the message.
-fn parcel(id: &str, message: &str) -> String {
-    format!("{id}\n{message}")
+/// Returns true if and only if `name` is shaped as a replica's name (24 lowercase hex
+/// digits).
+pub fn is_replica(name: &str) -> bool {
+    name.len() == 24 && name.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// A payload read back as its session's id and message.
-fn unparcel(payload: &str) -> Option<(&str, &str)> {
-    let (id, message) = payload.split_once('\n')?;
-    (!id.is_empty()).then_some((id, message))
+/// Session `id`'s `message` as one pub/sub payload: its kind (`n` or `a`), the id
+/// (visible ASCII, as rmcp makes it and the HTTP layer checks), a line feed, the message.
+fn parcel(kind: Parcel, id: &str, message: &str) -> String {
+    let kind = match kind {
+        Parcel::Note => 'n',
+        Parcel::Answer => 'a',
+    };
+    format!("{kind}{id}\n{message}")
+}
+
+/// A payload read back as its kind, its session's id and message.
+fn unparcel(payload: &str) -> Option<(Parcel, &str, &str)> {
+    let (head, message) = payload.split_once('\n')?;
+    let kind = match head.as_bytes().first()? {
+        b'n' => Parcel::Note,
+        b'a' => Parcel::Answer,
+        _ => return None,
+    };
+    let id = &head[1..];
+    (!id.is_empty()).then_some((kind, id, message))
 }
 
 #[cfg(test)]
@@ -194,10 +247,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_parcel_reads_back_as_its_session_and_message() {
-        let text = parcel("3f2a-11", "{\"a\":\"x\\ny\"}");
-        assert_eq!(unparcel(&text), Some(("3f2a-11", "{\"a\":\"x\\ny\"}")));
+    fn a_parcel_reads_back_as_its_kind_session_and_message() {
+        let text = parcel(Parcel::Note, "3f2a-11", "{\"a\":\"x\\ny\"}");
+        assert_eq!(unparcel(&text), Some((Parcel::Note, "3f2a-11", "{\"a\":\"x\\ny\"}")));
+        let text = parcel(Parcel::Answer, "s", "{}");
+        assert_eq!(unparcel(&text), Some((Parcel::Answer, "s", "{}")));
         assert_eq!(unparcel("no line feed"), None);
-        assert_eq!(unparcel("\n{}"), None);
+        assert_eq!(unparcel("n\n{}"), None);
+        assert_eq!(unparcel("xs\n{}"), None);
+    }
+
+    #[test]
+    fn only_a_replicas_shape_names_a_replica() {
+        assert!(is_replica("0123456789abcdef01234567"));
+        for bad in [
+            "",
+            "0123456789ABCDEF01234567",
+            "0123456789abcdef0123456",
+            "0123456789abcdef0123456g",
+        ] {
+            assert!(!is_replica(bad), "{bad}");
+        }
     }
 }

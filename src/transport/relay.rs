@@ -11,6 +11,12 @@
 //! worker there, so it is kept in the event store (resumable) and ordered with that
 //! replica's own messages. With no replica holding one, it is sent here as before.
 //!
+//! A request this replica sends the client (sampling, elicitation, roots) rides the
+//! stream of the call that asked; the client may post its answer to any replica. Its id
+//! names this replica (`<replica>.<n>`), so the replica receiving the answer passes it
+//! here ([`Relay::sender_elsewhere`], [`Relay::answer_elsewhere`]), where it is read back
+//! as rmcp numbered it and handed to the session's service.
+//!
 //! What stays where it is: progress (on the stream of the request that carried its
 //! token, on the replica serving that request), answers, requests to the client, and
 //! `list_changed` — each replica watches its catalogue and upstreams and tells the
@@ -22,7 +28,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use futures::future::Either;
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage, ServerNotification};
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerNotification};
 use rmcp::transport::streamable_http_server::session::SessionId;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionWorker;
 use rmcp::transport::{Transport, WorkerTransport};
@@ -30,7 +36,7 @@ use tokio::sync::mpsc;
 
 use crate::limits::REDIS_NOTES_QUEUE;
 use crate::shared::Shared;
-use crate::shared::notes::Notes;
+use crate::shared::notes::{Notes, Parcel};
 
 /// The sessions of this replica, as notifications across the fleet reach them.
 #[derive(Debug)]
@@ -44,6 +50,9 @@ pub(super) struct Relay {
 struct Local {
     /// Into its rmcp worker: messages to send to its client.
     inbox: mpsc::Sender<ServerJsonRpcMessage>,
+    /// Into its rmcp service: the client's answers to requests this replica sent, which
+    /// the client posted to another replica.
+    answers: mpsc::Sender<ClientJsonRpcMessage>,
     /// Its standalone streams open here.
     streams: usize,
 }
@@ -57,9 +66,12 @@ impl Relay {
             sessions: Mutex::default(),
         });
         let weak: Weak<Relay> = Arc::downgrade(&relay);
-        relay.notes.listen(Arc::new(move |id, message| {
+        relay.notes.listen(Arc::new(move |kind, id, message| {
             if let Some(relay) = weak.upgrade() {
-                relay.deliver(id, message);
+                match kind {
+                    Parcel::Note => relay.deliver(id, message),
+                    Parcel::Answer => relay.answered(id, message),
+                }
             }
         }));
         relay
@@ -73,10 +85,12 @@ impl Relay {
     /// the module says.
     pub(super) fn attach(self: &Arc<Self>, id: &SessionId, transport: WorkerTransport<LocalSessionWorker>) -> Relayed {
         let (inbox, waiting) = mpsc::channel(REDIS_NOTES_QUEUE);
+        let (answers, answered) = mpsc::channel(REDIS_NOTES_QUEUE);
         self.sessions().insert(
             id.clone(),
             Local {
                 inbox: inbox.clone(),
+                answers,
                 streams: 0,
             },
         );
@@ -87,8 +101,43 @@ impl Relay {
                 session: id.clone(),
                 inbox,
                 waiting,
+                answered,
                 sending: None,
             }),
+        }
+    }
+
+    /// The client's answer (JSON) in session `id` to a request this replica sent, posted
+    /// to another replica: handed to the session's rmcp service, if it lives here.
+    fn answered(&self, id: &str, message: &str) {
+        let Ok(message) = serde_json::from_str::<ClientJsonRpcMessage>(message) else {
+            tracing::debug!("an answer passed from another replica is not one");
+            return;
+        };
+        let answers = self.sessions().get(id).map(|local| local.answers.clone());
+        if let Some(answers) = answers
+            && answers.try_send(message).is_err()
+        {
+            tracing::debug!("an answer from another replica was dropped: session {id} has too many waiting");
+        }
+    }
+
+    /// The replica that sent the request `message` answers, when it is a client's answer
+    /// to another replica's request (its id names that replica, as [`Relayed`] wrote it).
+    pub(super) fn sender_elsewhere(&self, message: &ClientJsonRpcMessage) -> Option<String> {
+        let (replica, _) = answered_id(message).and_then(split_id)?;
+        (replica != self.notes.replica()).then(|| replica.to_owned())
+    }
+
+    /// Passes the client's `message`, answering a request `replica` sent in session `id`,
+    /// to that replica; dropped (said at debug level) when it cannot be.
+    pub(super) async fn answer_elsewhere(&self, replica: &str, id: &str, message: &ClientJsonRpcMessage) {
+        let passed = match serde_json::to_string(message) {
+            Ok(text) => self.notes.answer(replica, id, &text).await.unwrap_or(false),
+            Err(_) => false,
+        };
+        if !passed {
+            tracing::debug!("session {id}: an answer for replica {replica}, which no longer listens, was dropped");
         }
     }
 
@@ -176,6 +225,8 @@ struct Fleet {
     inbox: mpsc::Sender<ServerJsonRpcMessage>,
     /// Messages for the worker: passed from other replicas, or not passed on after all.
     waiting: mpsc::Receiver<ServerJsonRpcMessage>,
+    /// The client's answers to this replica's requests, posted to other replicas.
+    answered: mpsc::Receiver<ClientJsonRpcMessage>,
     /// The one of those being handed to the worker; the next waits for it (in order, and
     /// a client reading slowly fills `waiting`, never this replica's memory).
     sending: Option<tokio::task::JoinHandle<()>>,
@@ -218,6 +269,40 @@ fn is_for_listener(message: &ServerJsonRpcMessage) -> bool {
     listened
 }
 
+/// The id of a client's answer, when `message` is one.
+fn answered_id(message: &ClientJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        ClientJsonRpcMessage::Response(r) => Some(&r.id),
+        ClientJsonRpcMessage::Error(e) => e.id.as_ref(),
+        _ => None,
+    }
+}
+
+/// A request id as [`Relayed`] writes it: the replica that sent it and its number there.
+fn split_id(id: &RequestId) -> Option<(&str, i64)> {
+    let RequestId::String(text) = id else { return None };
+    let (replica, number) = text.split_once('.')?;
+    let number = number.parse().ok()?;
+    crate::shared::notes::is_replica(replica).then_some((replica, number))
+}
+
+/// `message` with the id of a client's answer to this replica's request (`replica`) read
+/// back as rmcp numbered it.
+fn renumbered(mut message: ClientJsonRpcMessage, replica: &str) -> ClientJsonRpcMessage {
+    let id = match &mut message {
+        ClientJsonRpcMessage::Response(r) => Some(&mut r.id),
+        ClientJsonRpcMessage::Error(e) => e.id.as_mut(),
+        _ => None,
+    };
+    if let Some(id) = id
+        && let Some((from, number)) = split_id(id)
+        && from == replica
+    {
+        *id = RequestId::Number(number);
+    }
+    message
+}
+
 /// What woke a session's transport: a client's message, one for the worker, or the
 /// worker having taken the one before.
 enum Woken {
@@ -233,6 +318,26 @@ impl Transport<RoleServer> for Relayed {
         let Some(fleet) = &self.fleet else {
             return Either::Left(self.inner.send(item));
         };
+        // A request to the client names this replica in its id, so an answer posted to
+        // another replica finds its way back here.
+        let mut item = item;
+        let named = |number: i64| RequestId::String(format!("{}.{number}", fleet.relay.notes.replica()).into());
+        match &mut item {
+            ServerJsonRpcMessage::Request(request) => {
+                if let RequestId::Number(number) = request.id {
+                    request.id = named(number);
+                }
+            }
+            // Cancelling such a request names it as the client knows it.
+            ServerJsonRpcMessage::Notification(note) => {
+                if let ServerNotification::CancelledNotification(cancelled) = &mut note.notification
+                    && let Some(RequestId::Number(number)) = cancelled.params.request_id
+                {
+                    cancelled.params.request_id = Some(named(number));
+                }
+            }
+            _ => {}
+        }
         if !is_for_listener(&item) || fleet.relay.holds(&fleet.session) {
             return Either::Left(self.inner.send(item));
         }
@@ -262,15 +367,17 @@ impl Transport<RoleServer> for Relayed {
             let woken = match &mut fleet.sending {
                 Some(sending) => tokio::select! {
                     m = self.inner.receive() => Woken::Client(m),
+                    Some(m) = fleet.answered.recv() => Woken::Client(Some(m)),
                     _ = sending => Woken::Sent,
                 },
                 None => tokio::select! {
                     m = self.inner.receive() => Woken::Client(m),
+                    Some(m) = fleet.answered.recv() => Woken::Client(Some(m)),
                     Some(m) = fleet.waiting.recv() => Woken::Waiting(m),
                 },
             };
             match woken {
-                Woken::Client(m) => return m,
+                Woken::Client(m) => return m.map(|m| renumbered(m, fleet.relay.notes.replica())),
                 Woken::Sent => fleet.sending = None,
                 Woken::Waiting(message) => {
                     let send = self.inner.send(message);

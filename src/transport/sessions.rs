@@ -327,6 +327,13 @@ impl SessionManager for Sessions {
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        // A fleet's client answering a request another replica sent: passed there.
+        if let Some(relay) = &self.relay
+            && let Some(replica) = relay.sender_elsewhere(&message)
+        {
+            relay.answer_elsewhere(&replica, id, &message).await;
+            return Ok(());
+        }
         Ok(self.inner.accept_message(id, message).await?)
     }
 
