@@ -162,6 +162,11 @@ pub struct Cli {
     /// default an eighth of the sessions, at least one.
     #[arg(long, env = "TOOLGATE_HTTP_MAX_SESSIONS_PER_PRINCIPAL", global = true)]
     pub http_max_sessions_per_principal: Option<u64>,
+    /// Over HTTP, how long a request's SSE stream stays open while its call runs, in
+    /// milliseconds, before the server closes it and the client resumes it with
+    /// Last-Event-ID (SEP-1699 polling); by default it stays open until the answer.
+    #[arg(long, env = "TOOLGATE_HTTP_SSE_POLL_MS", global = true)]
+    pub http_sse_poll_ms: Option<u64>,
     /// Both HTTP servers: time a request body may take, in milliseconds, before it must
     /// keep arriving at 8 KiB a second (each 8 KiB received buys a second more).
     #[arg(long, env = "TOOLGATE_HTTP_BODY_TIMEOUT_MS", global = true, default_value_t = limits::HTTP_BODY_TIMEOUT.as_millis() as u64)]
@@ -476,6 +481,7 @@ impl Cli {
             http_session_idle_ms: self.http_session_idle_ms,
             http_max_sessions: self.http_max_sessions,
             http_max_sessions_per_principal: self.http_max_sessions_per_principal,
+            http_sse_poll_ms: self.http_sse_poll_ms,
             http_body_timeout_ms: self.http_body_timeout_ms,
             http_max_connections: self.http_max_connections,
             http_max_connections_per_address: self.http_max_connections_per_address,

@@ -147,6 +147,8 @@ pub struct Raw {
     pub http_max_sessions: u64,
     /// `TOOLGATE_HTTP_MAX_SESSIONS_PER_PRINCIPAL`, when given.
     pub http_max_sessions_per_principal: Option<u64>,
+    /// `TOOLGATE_HTTP_SSE_POLL_MS`, when given.
+    pub http_sse_poll_ms: Option<u64>,
     /// `TOOLGATE_HTTP_BODY_TIMEOUT_MS`.
     pub http_body_timeout_ms: u64,
     /// `TOOLGATE_HTTP_MAX_CONNECTIONS`.
@@ -342,14 +344,17 @@ impl Config {
         let fetch_allow = FetchAllow::parse(&raw.fetch_allow)?;
         let fetch_trace = crate::telemetry::FetchTrace::parse(&raw.fetch_trace)?;
         let http = match raw.http.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
-            Some(listen) => Some(HttpSettings::parse(
-                listen,
-                &raw.http_allowed_hosts,
-                &raw.http_allowed_origins,
-                raw.http_session_idle_ms,
-                raw.http_max_sessions,
-                raw.http_max_sessions_per_principal,
-            )?),
+            Some(listen) => Some(
+                HttpSettings::parse(
+                    listen,
+                    &raw.http_allowed_hosts,
+                    &raw.http_allowed_origins,
+                    raw.http_session_idle_ms,
+                    raw.http_max_sessions,
+                    raw.http_max_sessions_per_principal,
+                )?
+                .with_sse_poll(raw.http_sse_poll_ms)?,
+            ),
             None => None,
         };
         if !is_valid_name(&raw.name) {

@@ -156,6 +156,10 @@ pub const HTTP_SESSION_RETRY_AFTER: Duration = Duration::from_secs(5);
 /// Keep-alive interval of the SSE streams, so proxies do not close idle ones.
 pub const HTTP_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// With `TOOLGATE_HTTP_SSE_POLL_MS`: when a client whose request stream the server closed
+/// (its call still running) is told to come back (the SSE `retry` field).
+pub const HTTP_SSE_POLL_RETRY: Duration = Duration::from_secs(1);
+
 /// Connections both HTTP servers (`--http`, `catalogue serve`) hold at once; one beyond
 /// it is answered 503 and closed. Below the process's file limit (raised to its hard
 /// limit at start; the cap is lowered with a warning if even that is too small).
@@ -257,6 +261,16 @@ pub const REDIS_EVENTS_PER_STREAM: usize = 128;
 /// one is delivered on its live stream but a resume skips it. With
 /// [`REDIS_EVENTS_PER_STREAM`], bounds one stream's keys in Redis.
 pub const REDIS_EVENT_BYTES: usize = 1024 * 1024;
+
+/// With `TOOLGATE_REDIS`: the largest notification (its JSON) passed to the replica that
+/// holds its session's standalone SSE stream; a larger one is sent on this replica only,
+/// where that stream is not open. Pub/sub messages are held in Redis's memory until read.
+pub const REDIS_NOTE_BYTES: usize = 256 * 1024;
+
+/// With `TOOLGATE_REDIS`: notifications from other replicas waiting, per session, to be
+/// sent on its standalone stream here; more are dropped (a client reading that slowly
+/// loses notifications, never the replica its memory).
+pub const REDIS_NOTES_QUEUE: usize = 64;
 
 /// With `TOOLGATE_REDIS`: how long an SSE stream's events are kept past its last event.
 pub const REDIS_EVENTS_TTL: Duration = Duration::from_secs(600);

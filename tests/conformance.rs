@@ -17,7 +17,14 @@ async fn the_official_conformance_suite_passes_all_but_the_listed_scenarios() {
     let suite = node_modules().join("@modelcontextprotocol/conformance/dist/index.js");
     let expected = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/expected-failures.yaml");
     let catalogue = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/conformance");
-    let gate = HttpGate::start(&[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_CATALOGUE", catalogue)]).await;
+    // The fixture `test_reconnection` runs 2.5 s: its stream is closed mid-call (SEP-1699
+    // polling) and resumed with Last-Event-ID (`server-sse-polling`).
+    let gate = HttpGate::start(&[
+        ("TOOLGATE_RUNTIMES", "js"),
+        ("TOOLGATE_CATALOGUE", catalogue),
+        ("TOOLGATE_HTTP_SSE_POLL_MS", "1500"),
+    ])
+    .await;
     // The suite writes its results under the folder it runs in.
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = scrubbed("node", dir.path());

@@ -2,12 +2,18 @@
 //! no stickiness: every request of a session may land on another replica. The official
 //! Python and TypeScript SDKs run whole sessions through it (initialize, search, schema,
 //! runs, a batch with progress, history, isolation); a session goes on when the replica
-//! that made it is killed; a session's owner is held on every replica behind the
+//! that made it is killed, with a plain client and with the Python SDK (whose tool logs
+//! reach it before and after, wherever its GET stream is open); a session's owner is held on every replica behind the
 //! balancer; and the official conformance suite (`--suite all`) passes through it, but
 //! for the scenarios `tests/conformance/expected-failures-fleet.yaml` lists with reasons
-//! — `server-sse-polling` among the passing ones.
+//! — `server-sse-polling` among the passing ones, its stream closed mid-call
+//! (`TOOLGATE_HTTP_SSE_POLL_MS`) and resumed on whichever replica the balancer picks.
+
+use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::access::new_key;
 use crate::fleet_sessions::gates;
@@ -106,6 +112,58 @@ async fn a_session_goes_on_when_a_replica_dies_and_its_owner_holds_behind_the_ba
 }
 
 #[tokio::test]
+async fn the_python_sdks_session_goes_on_through_the_balancer_when_a_replica_dies() {
+    let prefix = prefix("lb-sdk-kill");
+    let env = [("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_HTTP_SSE_POLL_MS", "1000")];
+    let mut fleet = gates(3, MACHINE, &prefix, &env).await;
+    let (_nginx, url) = balance(&fleet).await;
+    let python = installed(
+        "TOOLGATE_TEST_PYTHON",
+        "a Python virtual environment with tests/requirements.txt",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = scrubbed(&python, dir.path());
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/python_fleet.py"))
+        .arg(&url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("the Python SDK fleet script starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut stdout = String::new();
+    // The script's session runs until it asks for the kill.
+    let asked = tokio::time::timeout(Duration::from_secs(120), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            stdout.push_str(&line);
+            stdout.push('\n');
+            if line == "kill: now" {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or(false);
+    assert!(asked, "the script did not reach the kill:\n{stdout}");
+    // Every replica served some of the session's requests (round-robin); one dies, with
+    // no goodbye, mid-session.
+    drop(fleet.remove(0));
+    stdin.write_all(b"killed\n").await.unwrap();
+    drop(stdin);
+    while let Ok(Ok(Some(line))) = tokio::time::timeout(Duration::from_secs(120), lines.next_line()).await {
+        stdout.push_str(&line);
+        stdout.push('\n');
+    }
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("the script ends")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_all_checks_passed("the Python SDK across a replica's death", out.status, &stdout, &stderr);
+}
+
+#[tokio::test]
 async fn the_conformance_suite_passes_through_round_robin_nginx_over_three_replicas() {
     let suite = node_modules().join("@modelcontextprotocol/conformance/dist/index.js");
     // The scenarios that fail through the balancer, each with its reason.
@@ -126,7 +184,13 @@ async fn the_conformance_suite_passes_through_round_robin_nginx_over_three_repli
         3,
         MACHINE,
         &prefix,
-        &[("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_CATALOGUE", catalogue)],
+        &[
+            ("TOOLGATE_RUNTIMES", "js"),
+            ("TOOLGATE_CATALOGUE", catalogue),
+            // The fixture `test_reconnection` runs 2.5 s: its stream is closed mid-call
+            // and resumed with Last-Event-ID, wherever the balancer sends the resume.
+            ("TOOLGATE_HTTP_SSE_POLL_MS", "1500"),
+        ],
     )
     .await;
     let (_nginx, url) = balance(&fleet).await;
@@ -165,5 +229,10 @@ async fn the_conformance_suite_passes_through_round_robin_nginx_over_three_repli
     }
     failed.retain(|f| expected.contains(f));
     assert_eq!(failed, expected, "{summary}");
-    assert!(summary.contains("✓ server-sse-polling:"), "{summary}");
+    // Every check of it a success, none a warning: the stream closed mid-call resumed
+    // with the answer.
+    assert!(
+        summary.contains("✓ server-sse-polling: 3 passed, 0 failed"),
+        "{summary}"
+    );
 }

@@ -16,23 +16,41 @@ const WAIT: Duration = Duration::from_secs(60);
 pub struct Listening {
     response: reqwest::Response,
     buffered: String,
+    /// The id of the last event read that had one.
+    pub last_id: Option<String>,
 }
 
 impl Listening {
     pub async fn open(session: &Session) -> Listening {
-        let response = session
+        Listening::open_at(session, &session.url).await
+    }
+
+    /// The session's standalone stream opened at `url` (another replica of a fleet).
+    pub async fn open_at(session: &Session, url: &str) -> Listening {
+        Listening::get(session, url, None).await
+    }
+
+    /// The session's standalone stream resumed at `url` after event `last`.
+    pub async fn resume_at(session: &Session, url: &str, last: &str) -> Listening {
+        Listening::get(session, url, Some(last)).await
+    }
+
+    async fn get(session: &Session, url: &str, last: Option<&str>) -> Listening {
+        let mut request = session
             .http
-            .get(&session.url)
+            .get(url)
             .header("accept", "text/event-stream")
             .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", &session.id)
-            .send()
-            .await
-            .unwrap();
+            .header("mcp-session-id", &session.id);
+        if let Some(last) = last {
+            request = request.header("last-event-id", last);
+        }
+        let response = request.send().await.unwrap();
         assert_eq!(response.status(), 200, "GET stream: {response:?}");
         Listening {
             response,
             buffered: String::new(),
+            last_id: None,
         }
     }
 
@@ -43,6 +61,9 @@ impl Listening {
         loop {
             while let Some(end) = self.buffered.find("\n\n") {
                 let event: String = self.buffered.drain(..end + 2).collect();
+                if let Some(id) = event.lines().find_map(|l| l.strip_prefix("id:")) {
+                    self.last_id = Some(id.trim().to_owned());
+                }
                 for data in event.lines().filter_map(|l| l.strip_prefix("data:")) {
                     if let Ok(message) = serde_json::from_str::<Value>(data.trim()) {
                         let stop = done(&message);
@@ -64,7 +85,7 @@ impl Listening {
     }
 }
 
-fn method(m: &Value) -> &str {
+pub fn method(m: &Value) -> &str {
     m["method"].as_str().unwrap_or_default()
 }
 

@@ -19,6 +19,7 @@ mod fleet_balanced;
 mod fleet_events;
 mod fleet_history;
 mod fleet_lb;
+mod fleet_notes;
 mod fleet_rates;
 mod fleet_sessions;
 mod history;

@@ -30,6 +30,7 @@ use crate::history::History;
 use crate::history::shelf::Shelf;
 use crate::registry::Entry;
 use crate::shared::Shared;
+use crate::shared::sessions::AskedLevel;
 
 /// toolgate's MCP server, for one session: what it holds is shared by every session of
 /// the process (gateway, advertised list) except its [`Caller`] (history, REPL sessions).
@@ -376,7 +377,19 @@ impl ServerHandler for Handler {
     ) -> Result<(), McpError> {
         let span = spans::request("logging/setLevel", About::Nothing, &context, None);
         spans::traced(span, async move {
-            self.caller.set_log_level(super::client::rank(request.level));
+            let rank = super::client::rank(request.level);
+            self.caller.set_log_level(rank);
+            // A fleet's session: recorded for every replica to honour.
+            if let (Some((shared, _)), Some(id)) = (&self.shelves, session_id(&context)) {
+                crate::shared::sessions::record_level(shared, id, rank)
+                    .await
+                    .map_err(|e| {
+                        McpError::internal_error(
+                            e.to_string(),
+                            Some(serde_json::json!({"code": e.code(), "retryable": e.retryable()})),
+                        )
+                    })?;
+            }
             Ok(())
         })
         .await
@@ -569,20 +582,34 @@ fn principal(context: &RequestContext<RoleServer>) -> Option<Principal> {
 
 impl Handler {
     /// Binds a fleet session's history to the session's id, named by the request (every
-    /// request after `initialize` names it).
+    /// request after `initialize` names it), and takes up the log level the session asked
+    /// for on any replica (the HTTP layer read it from the fleet for this request).
     fn bind(&self, context: &RequestContext<RoleServer>) {
         if self.shelves.is_none() {
             return;
         }
-        let id = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|v| v.to_str().ok());
-        if let Some(id) = id {
+        if let Some(id) = session_id(context) {
             self.caller.history().bind(id);
         }
+        let asked = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<AskedLevel>());
+        if let Some(AskedLevel(rank)) = asked {
+            self.caller.set_log_level(*rank);
+        }
     }
+}
+
+/// The MCP session the request names (`Mcp-Session-Id`), when it came over HTTP.
+fn session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .headers
+        .get("mcp-session-id")?
+        .to_str()
+        .ok()
 }
 
 /// The id `edge::observe` gave the HTTP request of this call, when it came over HTTP.

@@ -89,6 +89,13 @@ impl Events {
     }
 }
 
+/// Returns true if and only if `last_event_id` names an event of a session's standalone
+/// stream (its GET) kept here: a resume of it replays what followed and ends, so the
+/// caller continues it live.
+pub fn is_standalone(last_event_id: &str) -> bool {
+    parse(last_event_id).is_some_and(|(token, _)| token.starts_with('c'))
+}
+
 /// `last` read as a kept event's token and entry, checked character by character.
 fn parse(last: &str) -> Option<(&str, &str)> {
     let (token, entry) = last.split_once('.')?;

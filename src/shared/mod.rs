@@ -22,6 +22,7 @@
 //! name their keys and it prefixes them ([`Shared::key`]).
 
 pub mod events;
+pub mod notes;
 pub mod rate;
 pub mod sessions;
 pub mod settings;
@@ -42,6 +43,9 @@ pub struct Shared {
 }
 
 struct Inner {
+    /// Opens the connections a subscription needs (`notes.rs`); commands share
+    /// `connection`.
+    client: redis::Client,
     connection: ConnectionManager,
     settings: Settings,
     /// How the last exchange with Redis went: [`UNKNOWN`], [`UP`] or [`DOWN`].
@@ -85,10 +89,11 @@ impl Shared {
             .set_response_timeout(Some(REDIS_RESPONSE_TIMEOUT))
             .set_number_of_retries(0)
             .set_concurrency_limit(REDIS_IN_FLIGHT);
-        let connection = ConnectionManager::new_lazy_with_config(client, config)
+        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
             .map_err(|e| format!("TOOLGATE_REDIS {}: {e}", settings.shown()))?;
         Ok(Shared {
             inner: Arc::new(Inner {
+                client,
                 connection,
                 settings: settings.clone(),
                 state: AtomicU8::new(UNKNOWN),
@@ -142,6 +147,14 @@ impl Shared {
         )
         .await;
         self.settle(answer)
+    }
+
+    /// A connection of its own for a subscription (Redis gives a subscribing connection
+    /// to nothing else), made within [`REDIS_CONNECT_TIMEOUT`];
+    /// `SHARED_STATE_UNAVAILABLE` as [`Shared::query`].
+    pub async fn subscriber(&self) -> Result<redis::aio::PubSub, Error> {
+        let made = tokio::time::timeout(REDIS_CONNECT_TIMEOUT, self.inner.client.get_async_pubsub()).await;
+        self.settle(made)
     }
 
     /// Whether Redis answers a `PING` now; the reason when it does not.

@@ -12,8 +12,12 @@
 //! ends it everywhere ([`SessionStore::delete`]); a replica that merely lets its copy go
 //! (idle, shut down, killed) leaves the fleet's session alone.
 //!
+//! The hash holds what every replica must honour for the session besides: the log level
+//! it asked for (`level`, [`record_level`]; read back with the owner by every request)
+//! and the replica holding its standalone SSE stream (`listener`, `notes.rs`).
+//!
 //! One round trip to admit a session, one to record its `initialize`, one per request to
-//! renew it and read its owner. Callers name owners and holders as strings; nothing here
+//! renew it and read its owner and log level. Callers name owners and holders as strings; nothing here
 //! knows a principal.
 
 use std::time::Duration;
@@ -43,10 +47,11 @@ return 1
 ";
 
 /// A session used. KEYS[1]: its hash. ARGV[1]: the session id; ARGV[2]: a session's life
-/// in µs; ARGV[3]: the prefix of holders' sets. Answers the owner, or nil when the fleet
-/// holds no such session (never made, deleted, or expired).
+/// in µs; ARGV[3]: the prefix of holders' sets. Answers the owner and the log level the
+/// session asked for (nil when it asked for none), or nil when the fleet holds no such
+/// session (never made, deleted, or expired).
 const TOUCH: &str = r"
-local found = redis.call('HMGET', KEYS[1], 'owner', 'holder')
+local found = redis.call('HMGET', KEYS[1], 'owner', 'holder', 'level')
 if not found[1] or not found[2] then
   return false
 end
@@ -57,7 +62,17 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(life / 1000))
 local held = ARGV[3] .. found[2]
 redis.call('ZADD', held, 'XX', string.format('%.17g', now + life), ARGV[1])
 redis.call('PEXPIRE', held, math.ceil(life / 1000))
-return found[1]
+return {found[1], found[3] or false}
+";
+
+/// A session's log level recorded. KEYS[1]: its hash. ARGV[1]: the level's rank. Answers
+/// 0 when the fleet holds no such session.
+const LEVEL: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'level', ARGV[1])
+return 1
 ";
 
 /// A session ended. KEYS[1]: its hash. ARGV[1]: the session id; ARGV[2]: the prefix of
@@ -70,6 +85,38 @@ end
 redis.call('DEL', KEYS[1])
 return 1
 ";
+
+/// A session as a request naming it finds it in the fleet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touched {
+    /// Who owns it.
+    pub owner: String,
+    /// The rank of the least severe log message it wants (`logging/setLevel`, recorded
+    /// by [`record_level`]); `None` until it asks.
+    pub level: Option<u8>,
+}
+
+/// The log level a fleet's session asked for, as the HTTP layer read it from the fleet
+/// for the request being served (an extension of that request), so the handler on this
+/// replica honours a `logging/setLevel` another replica received: the rank of the least
+/// severe message the session wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AskedLevel(pub u8);
+
+/// The key of session `id`'s hash in the fleet whose Redis is `shared`.
+pub(super) fn session_key(shared: &Shared, id: &str) -> String {
+    shared.key(&format!("session:{id}"))
+}
+
+/// Records that session `id` wants log messages of rank `rank` and above, so every
+/// replica honours its `logging/setLevel` (each reads it with [`Ledger::touch`]). Nothing
+/// is recorded for a session the fleet does not hold.
+pub async fn record_level(shared: &Shared, id: &str, rank: u8) -> Result<(), Error> {
+    let script = redis::Script::new(LEVEL);
+    let mut call = script.key(session_key(shared, id));
+    call.arg(rank);
+    shared.script::<u8>(&call).await.map(drop)
+}
 
 /// The fleet's sessions.
 #[derive(Debug)]
@@ -96,7 +143,7 @@ impl Ledger {
     }
 
     fn session_key(&self, id: &str) -> String {
-        self.shared.key(&format!("session:{id}"))
+        session_key(&self.shared, id)
     }
 
     fn holders_prefix(&self) -> String {
@@ -121,12 +168,13 @@ impl Ledger {
         Ok(admitted == 1)
     }
 
-    /// Renews session `id` (it was just used) and answers its owner; `None` when the
-    /// fleet holds no such session.
-    pub async fn touch(&self, id: &str) -> Result<Option<String>, Error> {
+    /// Renews session `id` (it was just used) and answers its owner and the log level
+    /// it asked for; `None` when the fleet holds no such session.
+    pub async fn touch(&self, id: &str) -> Result<Option<Touched>, Error> {
         let mut call = self.touch.key(self.session_key(id));
         call.arg(id).arg(self.life_us()).arg(self.holders_prefix());
-        self.shared.script(&call).await
+        let found: Option<(String, Option<u8>)> = self.shared.script(&call).await?;
+        Ok(found.map(|(owner, level)| Touched { owner, level }))
     }
 
     /// Ends session `id` in the fleet: no replica serves it again.

@@ -30,6 +30,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
+use super::relay::Relay;
 use super::sessions::{self, Admission, Owner, Refusal, Sessions};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -41,7 +42,7 @@ use crate::edge::{self, Connections, observe, probes};
 use crate::limits::{HTTP_BODY_BYTES, HTTP_SESSION_RETRY_AFTER, HTTP_SHUTDOWN_GRACE, HTTP_SSE_KEEP_ALIVE};
 use crate::mcp::Handler;
 use crate::shared::events::Events;
-use crate::shared::sessions::Ledger;
+use crate::shared::sessions::{AskedLevel, Ledger};
 
 /// Hosts every gateway accepts: the loopback names, with or without a port.
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
@@ -64,10 +65,16 @@ pub struct HttpSettings {
     pub max_sessions: usize,
     /// Sessions one principal may hold at once; a new one beyond this is answered 503.
     pub max_sessions_per_principal: usize,
+    /// How long a request's SSE stream stays open while its call runs before the server
+    /// closes it for the client to resume (SEP-1699 polling); `None`: until the answer.
+    pub sse_poll: Option<Duration>,
 }
 
 /// Accepted range of `TOOLGATE_HTTP_SESSION_IDLE_MS`: a second to a day.
 const SESSION_IDLE_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=86_400_000;
+
+/// Accepted range of `TOOLGATE_HTTP_SSE_POLL_MS`: a tenth of a second to an hour.
+const SSE_POLL_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=3_600_000;
 
 /// Accepted range of `TOOLGATE_HTTP_MAX_SESSIONS`.
 const MAX_SESSIONS_RANGE: std::ops::RangeInclusive<u64> = 1..=100_000;
@@ -128,6 +135,25 @@ impl HttpSettings {
             session_idle: Duration::from_millis(idle_ms),
             max_sessions: usize::try_from(max_sessions).unwrap_or(usize::MAX),
             max_sessions_per_principal: usize::try_from(per_principal).unwrap_or(usize::MAX),
+            sse_poll: None,
+        })
+    }
+
+    /// These settings closing a request's stream after `poll_ms` while its call runs
+    /// (`TOOLGATE_HTTP_SSE_POLL_MS`; `None` leaves streams open until their answer). An
+    /// error names the setting and its range.
+    pub fn with_sse_poll(self, poll_ms: Option<u64>) -> Result<HttpSettings, String> {
+        let Some(ms) = poll_ms else { return Ok(self) };
+        if !SSE_POLL_MS_RANGE.contains(&ms) {
+            return Err(format!(
+                "TOOLGATE_HTTP_SSE_POLL_MS={ms} is outside {}..={}",
+                SSE_POLL_MS_RANGE.start(),
+                SSE_POLL_MS_RANGE.end()
+            ));
+        }
+        Ok(HttpSettings {
+            sse_poll: Some(Duration::from_millis(ms)),
+            ..self
         })
     }
 }
@@ -175,15 +201,18 @@ pub async fn serve(
     if let Some(shared) = access.shared() {
         manager = manager.with_event_store(Arc::new(Events::new(shared.clone())));
     }
-    let sessions = Sessions::new(manager, settings.max_sessions, settings.max_sessions_per_principal);
+    let sessions =
+        Sessions::new(manager, settings.max_sessions, settings.max_sessions_per_principal).polling(settings.sse_poll);
     // A fleet's replica: sessions (owner, `initialize`, count per principal) in Redis,
     // living as long as a session may idle.
     let ledger = access
         .shared()
         .map(|shared| Arc::new(Ledger::new(shared.clone(), settings.session_idle)));
-    let sessions = Arc::new(match &ledger {
-        Some(ledger) => sessions.in_fleet(ledger.clone()),
-        None => sessions,
+    // A fleet's replica: each session's notifications reach its standalone stream on
+    // whichever replica holds it.
+    let sessions = Arc::new(match (&ledger, access.shared()) {
+        (Some(ledger), Some(shared)) => sessions.in_fleet(ledger.clone(), Relay::start(shared.clone())),
+        _ => sessions,
     });
     let ended = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
@@ -288,7 +317,7 @@ fn host_allowed(host: &str, allowed: &[String]) -> bool {
 /// (and name it readably); the request runs as its principal's [`Admission`], so a
 /// session it makes is capped and owned; a refusal by cap is answered 503 with
 /// `Retry-After`. A session's `DELETE` that rmcp accepted is answered 200.
-async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
+async fn own_sessions(State(sessions): State<Arc<Sessions>>, mut request: Request, next: Next) -> Response {
     let principal = request.extensions().get::<Principal>().cloned();
     if let Some(value) = request.headers().get("mcp-session-id") {
         let Ok(id) = value.to_str() else {
@@ -299,7 +328,7 @@ async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, n
                 .into_response();
         };
         match sessions.owner(id).await {
-            Ok(Owner::Principal(owner)) if principal.as_ref().is_some_and(|p| p.id != owner) => {
+            Ok(Owner::Principal(owner, _)) if principal.as_ref().is_some_and(|p| p.id != owner) => {
                 crate::metrics::get().edge_refused("session_owner");
                 return (
                     StatusCode::FORBIDDEN,
@@ -307,7 +336,11 @@ async fn own_sessions(State(sessions): State<Arc<Sessions>>, request: Request, n
                 )
                     .into_response();
             }
-            Ok(Owner::Principal(_) | Owner::Unrecorded) => {}
+            // The handler honours the log level the session asked for on any replica.
+            Ok(Owner::Principal(_, Some(level))) => {
+                request.extensions_mut().insert(AskedLevel(level));
+            }
+            Ok(Owner::Principal(_, None) | Owner::Unrecorded) => {}
             // As rmcp answers a session it does not know: the client starts a new one.
             Ok(Owner::Gone) => return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response(),
             Err(e) => return shared_unavailable(&e.to_string()),
@@ -411,5 +444,10 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(zero.contains("TOOLGATE_HTTP_MAX_SESSIONS"), "{zero}");
+        assert_eq!(ok.sse_poll, None, "streams stay open until their answer by default");
+        let polled = ok.clone().with_sse_poll(Some(1_500)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(polled.sse_poll, Some(Duration::from_millis(1_500)));
+        let too_often = ok.with_sse_poll(Some(10)).err().unwrap_or_default();
+        assert!(too_often.contains("TOOLGATE_HTTP_SSE_POLL_MS=10"), "{too_often}");
     }
 }

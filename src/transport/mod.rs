@@ -4,6 +4,8 @@
 
 pub mod http;
 mod lines;
+mod polling;
+mod relay;
 mod sessions;
 pub mod stdio;
 mod triage;

@@ -23,12 +23,15 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use futures::Stream;
+use futures::future::Either;
+use futures::{Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId, SessionManager};
 
+use super::relay::{Relay, Relayed};
 use crate::access::Principal;
 use crate::error::Error;
 use crate::shared::sessions::Ledger;
@@ -108,13 +111,18 @@ pub(super) struct Sessions {
     held: Mutex<Held>,
     /// A fleet's sessions in Redis, for a replica.
     fleet: Option<Arc<Ledger>>,
+    /// A fleet's notifications passed between replicas (`relay.rs`), for a replica.
+    relay: Option<Arc<Relay>>,
+    /// How long a request's stream stays open while its call runs (`polling.rs`).
+    poll: Option<Duration>,
 }
 
 /// Who owns a session named in a request, as far as this replica can tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Owner {
-    /// This principal (its id).
-    Principal(Arc<str>),
+    /// This principal (its id); in a fleet, with the rank of the least severe log
+    /// message the session asked for, when it asked (`logging/setLevel` on any replica).
+    Principal(Arc<str>, Option<u8>),
     /// Not recorded here: rmcp answers for the session (404 when it does not know it).
     Unrecorded,
     /// The fleet holds no such session (never made, deleted or expired).
@@ -141,14 +149,32 @@ impl Sessions {
             per_principal: per_principal.max(1),
             held: Mutex::default(),
             fleet: None,
+            relay: None,
+            poll: None,
         }
     }
 
-    /// These sessions kept in the fleet's Redis too (`ledger`), as the module says.
-    pub(super) fn in_fleet(self, ledger: Arc<Ledger>) -> Sessions {
+    /// These sessions closing a request's stream after `poll` while its call runs, for
+    /// the client to resume (`polling.rs`); `None`: streams stay open until the answer.
+    pub(super) fn polling(self, poll: Option<Duration>) -> Sessions {
+        Sessions { poll, ..self }
+    }
+
+    /// These sessions kept in the fleet's Redis too (`ledger`), as the module says, their
+    /// notifications passed to the replica holding each one's standalone stream (`relay`).
+    pub(super) fn in_fleet(self, ledger: Arc<Ledger>, relay: Arc<Relay>) -> Sessions {
         Sessions {
             fleet: Some(ledger),
+            relay: Some(relay),
             ..self
+        }
+    }
+
+    /// rmcp's `transport` of session `id`, as this process relays it.
+    fn relayed(&self, id: &SessionId, transport: <LocalSessionManager as SessionManager>::Transport) -> Relayed {
+        match &self.relay {
+            Some(relay) => relay.attach(id, transport),
+            None => Relayed::alone(transport),
         }
     }
 
@@ -167,10 +193,12 @@ impl Sessions {
     /// fleet's Redis cannot say.
     pub(super) async fn owner(&self, id: &str) -> Result<Owner, Error> {
         let Some(ledger) = &self.fleet else {
-            return Ok(self.local_owner(id).map_or(Owner::Unrecorded, Owner::Principal));
+            return Ok(self
+                .local_owner(id)
+                .map_or(Owner::Unrecorded, |owner| Owner::Principal(owner, None)));
         };
         match ledger.touch(id).await? {
-            Some(owner) => Ok(Owner::Principal(Arc::from(owner))),
+            Some(found) => Ok(Owner::Principal(Arc::from(found.owner), found.level)),
             None => {
                 let id: SessionId = Arc::from(id);
                 if self.inner.has_session(&id).await.unwrap_or(false) {
@@ -203,7 +231,7 @@ fn release(held: &mut Held, holder: &Arc<str>) {
 
 impl SessionManager for Sessions {
     type Error = SessionsError;
-    type Transport = <LocalSessionManager as SessionManager>::Transport;
+    type Transport = Relayed;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let admission = ADMISSION.try_with(Clone::clone).ok();
@@ -256,6 +284,8 @@ impl SessionManager for Sessions {
         match made {
             Ok((session, transport)) => {
                 held.owners.insert(session.clone(), (id, holder));
+                drop(held);
+                let transport = self.relayed(&session, transport);
                 Ok((session, transport))
             }
             Err(e) => {
@@ -288,10 +318,22 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.create_stream(id, message).await?)
+        match self.poll {
+            Some(poll) => Ok(Either::Left(
+                super::polling::polled(&self.inner, id, message, poll).await?,
+            )),
+            None => Ok(Either::Right(self.inner.create_stream(id, message).await?)),
+        }
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        // A fleet's client answering a request another replica sent: passed there.
+        if let Some(relay) = &self.relay
+            && let Some(replica) = relay.sender_elsewhere(&message)
+        {
+            relay.answer_elsewhere(&replica, id, &message).await;
+            return Ok(());
+        }
         Ok(self.inner.accept_message(id, message).await?)
     }
 
@@ -299,7 +341,16 @@ impl SessionManager for Sessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.create_standalone_stream(id).await?)
+        let stream = self.inner.create_standalone_stream(id).await?;
+        // A fleet's replica holds the session's stream while it is open (`relay.rs`).
+        let holding = match &self.relay {
+            Some(relay) => Some(relay.opened(id).await),
+            None => None,
+        };
+        Ok(stream.map(move |event| {
+            let _held = &holding;
+            event
+        }))
     }
 
     async fn resume(
@@ -307,7 +358,15 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.resume(id, last_event_id).await?)
+        // A fleet's standalone stream resumed (its GET broke, or its replica died): the
+        // events kept after the id, then the stream live again, here.
+        let standalone = self.relay.is_some() && crate::shared::events::is_standalone(&last_event_id);
+        let replay = self.inner.resume(id, last_event_id).await?;
+        if standalone {
+            let live = self.create_standalone_stream(id).await?;
+            return Ok(Either::Left(replay.chain(live)));
+        }
+        Ok(Either::Right(replay))
     }
 
     /// A fleet's session this replica has not seen, made here again for the request
@@ -335,12 +394,17 @@ impl SessionManager for Sessions {
         held.making -= 1;
         match restored {
             Ok(RestoreOutcome::Restored(transport)) => {
-                held.owners.insert(id, (owner, holder));
-                Ok(RestoreOutcome::Restored(transport))
+                held.owners.insert(id.clone(), (owner, holder));
+                drop(held);
+                Ok(RestoreOutcome::Restored(self.relayed(&id, transport)))
             }
             Ok(other) => {
                 release(&mut held, &holder);
-                Ok(other)
+                Ok(match other {
+                    RestoreOutcome::AlreadyPresent => RestoreOutcome::AlreadyPresent,
+                    // Not supported by the manager, as every outcome rmcp may add.
+                    _ => RestoreOutcome::NotSupported,
+                })
             }
             Err(e) => {
                 release(&mut held, &holder);
