@@ -202,6 +202,12 @@ pub const TOOL_PATTERNS: usize = 64;
 /// glob's and the name's lengths.
 pub const TOOL_PATTERN_CHARS: usize = 256;
 
+/// List answers of the catalogue API kept at once (the whole catalogue's and those of
+/// the views tool policies see; each holds the list and its compressed copies, up to
+/// the size of the whole list): more principals with distinct policies than this build
+/// their list again when they ask.
+pub const API_LISTINGS: usize = 4;
+
 /// Per-policy views of a catalogue snapshot kept at once (each shares the snapshot's
 /// tools and holds its own slug list and search index): a server whose principals hold
 /// more distinct tool policies builds the least recently used ones again.

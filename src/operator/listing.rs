@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::catalogue::Snapshot;
 use crate::error::Error;
-use crate::limits::{LIST_BROTLI_QUALITY, LIST_BROTLI_WINDOW};
+use crate::limits::{API_LISTINGS, LIST_BROTLI_QUALITY, LIST_BROTLI_WINDOW};
 
 /// One snapshot's list answer in every coding this server sends.
 #[derive(Debug)]
@@ -182,12 +182,16 @@ pub(super) fn choose(headers: &HeaderMap) -> Coding {
     }
 }
 
-/// The list answer of the current snapshot, kept until the snapshot changes.
+/// The list answers of the snapshots in use — the current one, and each view of it that
+/// a tool policy in use sees (`gateway::views`) — each kept until its snapshot is gone,
+/// at most [`API_LISTINGS`], so a few principals with different policies do not build
+/// and compress the list again for each other.
 #[derive(Debug, Default)]
 pub(super) struct Listings {
-    /// The snapshot the listing was built from (held weakly: it is compared, never
-    /// read, and a weak reference keeps its address from being reused) and the listing.
-    current: Mutex<Option<(Weak<Snapshot>, Arc<Listing>)>>,
+    /// The snapshots the listings were built from (held weakly: compared, never read,
+    /// and a weak reference keeps an address from being reused) and the listings, the
+    /// most recently used last.
+    current: Mutex<Vec<(Weak<Snapshot>, Arc<Listing>)>>,
 }
 
 impl Listings {
@@ -204,16 +208,23 @@ impl Listings {
             .map_err(|e| Error::Internal(format!("the tool list was not built: {e}")))??;
         let built = Arc::new(built);
         let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        *current = Some((Arc::downgrade(snapshot), built.clone()));
+        current.retain(|(of, _)| of.strong_count() > 0 && !std::ptr::eq(of.as_ptr(), Arc::as_ptr(snapshot)));
+        if current.len() >= API_LISTINGS {
+            current.remove(0);
+        }
+        current.push((Arc::downgrade(snapshot), built.clone()));
         Ok(built)
     }
 
     fn kept(&self, snapshot: &Arc<Snapshot>) -> Option<Arc<Listing>> {
-        let current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        match &*current {
-            Some((of, listing)) if std::ptr::eq(of.as_ptr(), Arc::as_ptr(snapshot)) => Some(listing.clone()),
-            _ => None,
-        }
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        let at = current
+            .iter()
+            .position(|(of, _)| std::ptr::eq(of.as_ptr(), Arc::as_ptr(snapshot)))?;
+        let hit = current.remove(at);
+        let listing = hit.1.clone();
+        current.push(hit);
+        Some(listing)
     }
 }
 
