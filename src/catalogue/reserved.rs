@@ -17,7 +17,7 @@
 //! no upstream of its own.
 
 use super::load::Entry;
-use super::snapshot::Problem;
+use super::problem::Problem;
 
 /// What toolgate serves itself, so no catalogue entry may take it.
 #[derive(Debug, Clone, Default)]
