@@ -7,10 +7,10 @@
 
 use serde_json::Value;
 
+use super::problem::Problem;
 use super::prompt::Prompt;
 use super::reserved::Reserved;
 use super::resource::{Resource, Template, scheme};
-use super::problem::Problem;
 use crate::limits::{CATALOGUE_PROMPTS, CATALOGUE_RESOURCES, MANIFEST_NAME_CHARS};
 
 /// A catalogue's resources, templates and prompts, in source order.
