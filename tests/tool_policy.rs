@@ -1,8 +1,8 @@
 //! Per-tool policy: a key made with `keys new --tools` (or a token whose scopes
 //! `TOOLGATE_OAUTH_TOOL_SCOPES` maps) sees and runs only the tools its patterns admit,
 //! on every path — `tools/list`, the meta-tool's `list`, `search`, `schema`, `run` and
-//! `batch`, a direct call, code mode, the tool and type resources, prompts' completions
-//! and the catalogue API — and a hidden tool is `TOOL_NOT_FOUND`, never named in an
+//! `batch`, a direct call, code mode, the tool and type resources (read or subscribed
+//! to), prompts' completions and the catalogue API — and a hidden tool is `TOOL_NOT_FOUND`, never named in an
 //! answer (close matches, candidates, held tools). Catalogue tools and an upstream's
 //! alike; a key without `tools` sees everything, which is what makes each check mean
 //! something.
@@ -185,6 +185,15 @@ async fn a_key_limited_to_some_tools_sees_and_runs_only_those_on_every_path() {
         .request("resources/read", json!({"uri": "toolgate://tools/base64-codec"}))
         .await;
     assert!(manifest["error"].is_object(), "{manifest}");
+    // Nor can the session subscribe to it (its changes would say it exists).
+    let subscribed = some
+        .request("resources/subscribe", json!({"uri": "toolgate://tools/base64-codec"}))
+        .await;
+    assert!(subscribed["error"].is_object(), "{subscribed}");
+    let subscribed = all
+        .request("resources/subscribe", json!({"uri": "toolgate://tools/base64-codec"}))
+        .await;
+    assert!(subscribed["result"].is_object(), "{subscribed}");
     let types = some
         .request("resources/read", json!({"uri": "toolgate://types/tools.d.ts"}))
         .await;

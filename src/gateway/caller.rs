@@ -154,15 +154,20 @@ impl Caller {
         self.principal.as_ref()
     }
 
-    /// The only tools the call at hand may see and run (its principal's tool policy):
-    /// `None` for every tool.
+    /// The only tools the call at hand may see and run: its principal's tool policy, or
+    /// for what the session does unasked (its watch, its subscriptions) the policy of the
+    /// principal the session belongs to. `None` for every tool.
     pub fn tools(&self) -> Option<&Arc<ToolPatterns>> {
-        self.principal.as_ref()?.tools.as_ref()
+        match &self.principal {
+            Some(p) => p.tools.as_ref(),
+            None => self.owner_tools.as_ref(),
+        }
     }
 
-    /// Returns true if and only if the call at hand may see and run the tool `name`.
+    /// Returns true if and only if the call at hand may see and run the tool `name`
+    /// ([`Caller::tools`]).
     pub fn sees(&self, name: &str) -> bool {
-        self.principal.as_ref().is_none_or(|p| p.sees(name))
+        self.tools().is_none_or(|p| p.admits(name))
     }
 
     /// Whom the call at hand takes the shared JavaScript places for: its principal over
