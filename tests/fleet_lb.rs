@@ -18,9 +18,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use crate::access::new_key;
 use crate::fleet_sessions::gates;
 use crate::http::{HttpGate, Session, post};
-use crate::interop::{assert_all_checks_passed, installed, node_modules, run, scrubbed};
+use crate::interop::{assert_all_checks_passed, node_modules, run, scrubbed};
 use crate::nginx::Nginx;
 use crate::redis_server::{MACHINE, prefix};
+use crate::upstream::python;
 
 /// nginx round-robin over `fleet`: its `/mcp` URL.
 async fn balance(fleet: &[HttpGate]) -> (Nginx, String) {
@@ -43,10 +44,7 @@ async fn the_official_sdks_run_whole_sessions_through_round_robin_nginx_over_thr
     let prefix = prefix("lb-sdks");
     let fleet = gates(3, MACHINE, &prefix, &[]).await;
     let (_nginx, url) = balance(&fleet).await;
-    let python = installed(
-        "TOOLGATE_TEST_PYTHON",
-        "a Python virtual environment with tests/requirements.txt",
-    );
+    let python = python();
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = scrubbed(&python, dir.path());
     cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/python_http.py"))
@@ -117,10 +115,7 @@ async fn the_python_sdks_session_goes_on_through_the_balancer_when_a_replica_die
     let env = [("TOOLGATE_RUNTIMES", "js"), ("TOOLGATE_HTTP_SSE_POLL_MS", "1000")];
     let mut fleet = gates(3, MACHINE, &prefix, &env).await;
     let (_nginx, url) = balance(&fleet).await;
-    let python = installed(
-        "TOOLGATE_TEST_PYTHON",
-        "a Python virtual environment with tests/requirements.txt",
-    );
+    let python = python();
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = scrubbed(&python, dir.path());
     cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/python_fleet.py"))

@@ -581,8 +581,8 @@ async fn mapped_token_scopes_limit_the_tools_a_token_sees_and_runs() {
                 .json()
                 .await
                 .unwrap();
-            let tools = listed.as_array().or_else(|| listed["tools"].as_array()).cloned();
-            let mut slugs: Vec<String> = tools
+            let mut slugs: Vec<String> = listed["tools"]
+                .as_array()
                 .unwrap_or_else(|| panic!("{listed}"))
                 .iter()
                 .map(|t| t["slug"].as_str().unwrap().to_owned())

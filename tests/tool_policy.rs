@@ -239,9 +239,8 @@ async fn the_catalogue_api_holds_a_key_to_its_tools_and_bad_patterns_are_refused
             .send()
     };
     let listed: Value = get("/tools").await.unwrap().json().await.unwrap();
-    let slugs: Vec<&str> = listed
+    let slugs: Vec<&str> = listed["tools"]
         .as_array()
-        .or_else(|| listed["tools"].as_array())
         .unwrap_or_else(|| panic!("{listed}"))
         .iter()
         .map(|t| t["slug"].as_str().unwrap())

@@ -255,14 +255,14 @@ pub fn fresh() -> Result<String, String> {
 pub fn append(path: &Path, scopes: Vec<Scope>, id: Option<String>, tools: Option<&str>) -> Result<String, String> {
     let tools = match tools {
         Some(text) => {
-            ToolPatterns::parse_list(text).map_err(|e| format!("--tools: {e}"))?;
-            Some(
-                text.split(',')
-                    .map(str::trim)
-                    .filter(|g| !g.is_empty())
-                    .map(str::to_owned)
-                    .collect(),
-            )
+            let globs: Vec<String> = text
+                .split(',')
+                .map(str::trim)
+                .filter(|g| !g.is_empty())
+                .map(str::to_owned)
+                .collect();
+            ToolPatterns::parse(globs.iter().map(String::as_str)).map_err(|e| format!("--tools: {e}"))?;
+            Some(globs)
         }
         None => None,
     };

@@ -87,12 +87,6 @@ impl Caller {
         }
     }
 
-    /// The tool policy of the principal this caller's session belongs to (`None`: every
-    /// tool, or not known): what is announced to the session unasked (list_changed).
-    pub fn owner_tools(&self) -> Option<&Arc<ToolPatterns>> {
-        self.owner_tools.as_ref()
-    }
-
     /// This caller (the same history and REPL sessions) acting as `principal` for one
     /// call. The first principal to call owns the session; another is refused, so a
     /// session id alone reaches nobody else's runs.

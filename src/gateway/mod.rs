@@ -156,8 +156,7 @@ impl Gateway {
         let Some(patterns) = patterns else {
             return base.clone();
         };
-        let builtins: Vec<&str> = self.builtins.all().iter().map(|b| b.definition.name.as_str()).collect();
-        let view = self.views.view(base, patterns, &builtins).await;
+        let view = self.views.view(base, patterns, &self.builtins).await;
         self.meaning.prepare(&view);
         view
     }

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use crate::catalogue::Snapshot;
 use crate::limits::POLICY_VIEWS;
 use crate::patterns::ToolPatterns;
+use crate::registry::Builtins;
 
 /// Globs already said to match no tool, so each is said once; past this many, no more
 /// are remembered (or said).
@@ -38,12 +39,12 @@ pub(super) struct Views {
 
 impl Views {
     /// The view of `base` for `patterns`, built (off the async workers) when none is
-    /// kept. `builtins` are the built-in tools' names, which a glob may match too.
+    /// kept. A glob may match one of `builtins` too.
     pub(super) async fn view(
         &self,
         base: &Arc<Snapshot>,
         patterns: &Arc<ToolPatterns>,
-        builtins: &[&str],
+        builtins: &Builtins,
     ) -> Arc<Snapshot> {
         if let Some(view) = self.find(base, patterns) {
             return view;
@@ -80,13 +81,9 @@ impl Views {
         Some(view)
     }
 
-    fn warn_unmatched(&self, base: &Snapshot, patterns: &ToolPatterns, builtins: &[&str]) {
-        let names: Vec<&str> = base
-            .tools()
-            .iter()
-            .map(|t| t.slug())
-            .chain(builtins.iter().copied())
-            .collect();
+    fn warn_unmatched(&self, base: &Snapshot, patterns: &ToolPatterns, builtins: &Builtins) {
+        let builtins = builtins.all().iter().map(|b| b.definition.name.as_str());
+        let names: Vec<&str> = base.tools().iter().map(|t| t.slug()).chain(builtins).collect();
         let unmatched = patterns.unmatched(&names);
         if unmatched.is_empty() {
             return;

@@ -17,7 +17,6 @@ use super::subscriptions::Subscriptions;
 use super::tools::Listing;
 use crate::catalogue::Snapshot;
 use crate::gateway::{Caller, Gateway};
-use crate::patterns::ToolPatterns;
 
 /// Shortest interval between background refreshes, whatever the cache lifetime.
 const MIN_POLL: Duration = Duration::from_secs(1);
@@ -54,9 +53,9 @@ impl Seen {
 pub(crate) struct Watch {
     last: Mutex<Option<(Arc<Snapshot>, Seen)>>,
     subscriptions: Subscriptions,
-    /// The tool policy of the session's principal: the poll watches the catalogue as the
-    /// session's requests see it, so it announces only what the client can see change.
-    tools: Option<Arc<ToolPatterns>>,
+    /// The session's caller: the poll watches the catalogue as it sees it (the view of
+    /// its owner's tool policy), so it announces only what the client can see change.
+    caller: Caller,
 }
 
 impl Watch {
@@ -65,8 +64,8 @@ impl Watch {
     pub(crate) fn new(listing: Arc<Listing>, caller: Caller) -> Watch {
         Watch {
             last: Mutex::default(),
-            tools: caller.owner_tools().cloned(),
-            subscriptions: Subscriptions::new(listing, caller),
+            subscriptions: Subscriptions::new(listing, caller.clone()),
+            caller,
         }
     }
 
@@ -130,8 +129,7 @@ impl Watch {
         }
         tokio::spawn(async move {
             // The advertised set a client sees first is its baseline.
-            if let Ok(base) = gateway.snapshot().await {
-                let snapshot = gateway.view_of(&base, self.tools.as_ref()).await;
+            if let Ok(snapshot) = gateway.snapshot_for(&self.caller).await {
                 self.observe(&gateway, &listing, &snapshot, &peer).await;
             }
             while !peer.is_transport_closed() {
@@ -154,8 +152,7 @@ impl Watch {
                     () = poll => {}
                     () = changed => {}
                 }
-                if let Ok(base) = gateway.snapshot().await {
-                    let snapshot = gateway.view_of(&base, self.tools.as_ref()).await;
+                if let Ok(snapshot) = gateway.snapshot_for(&self.caller).await {
                     self.observe(&gateway, &listing, &snapshot, &peer).await;
                 }
             }
