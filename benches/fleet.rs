@@ -4,9 +4,10 @@
 //! 1. Latency of one catalogue tool call (`base64-codec`) over Streamable HTTP, one
 //!    session calling back to back, by one process alone and by one replica with Redis,
 //!    alternated three times; p50 and p99 of each, and the difference of the p50s.
-//! 2. Redis round trips and commands per call, read from Redis's own `INFO
-//!    commandstats` around the replica's calls (the watcher's once-a-second `PING` left
-//!    out; a script's own commands count among the commands).
+//! 2. Redis round trips per call, as the replica counts them
+//!    (`toolgate_redis_exchanges_total`, the watcher's once-a-second `PING` included), and
+//!    commands per call, from Redis's own `INFO commandstats` around the replica's calls
+//!    (the `PING`s left out; a script's own commands count among the commands).
 //! 3. Throughput of one replica and of three sharing Redis, with 48 sessions spread over
 //!    them calling back to back: on a 2-core machine three replicas share the same two
 //!    cores, so the figure says what the shared state costs, not what more machines give.
@@ -84,6 +85,19 @@ async fn commands(redis: &mut redis::aio::MultiplexedConnection) -> HashMap<Stri
         .collect()
 }
 
+/// The round trips to Redis the server at `mcp_url` has made
+/// (`toolgate_redis_exchanges_total` on its `/metrics`).
+async fn exchanges(mcp_url: &str) -> u64 {
+    let Ok(answer) = reqwest::get(mcp_url.replace("/mcp", "/metrics")).await else {
+        return 0;
+    };
+    let text = answer.text().await.unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix("toolgate_redis_exchanges_total "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// `sessions` sessions spread over `urls`, calling back to back for `seconds`: calls/s
 /// and the p50 in ms.
 async fn throughput(urls: &[String], sessions: usize, seconds: u64) -> (f64, f64) {
@@ -149,7 +163,9 @@ fn main() {
         for run in 1..=3 {
             let one = latencies(&alone_url, calls).await;
             let before = commands(&mut redis).await;
+            let trips_before = exchanges(&replica_url).await;
             let many = latencies(&replica_url, calls).await;
+            let trips_after = exchanges(&replica_url).await;
             let after = commands(&mut redis).await;
             let grew = |name: &str| after.get(name).copied().unwrap_or(0) - before.get(name).copied().unwrap_or(0);
             let sent: u64 = after
@@ -157,13 +173,9 @@ fn main() {
                 .filter(|name| !matches!(name.as_str(), "ping" | "info"))
                 .map(|name| grew(name))
                 .sum();
-            // One round trip is one script (EVALSHA), one pipeline (each holds exactly one
-            // INCR, one RPUSH or one XADD: an SSE event kept) or the ZREM that gives a
-            // place back.
-            let trips: u64 = ["evalsha", "eval", "incr", "rpush", "xadd", "lrange", "zrem"]
-                .iter()
-                .map(|n| grew(n))
-                .sum();
+            // The replica counts its round trips itself (a script, a command or a pipeline,
+            // with the writes it carries); the watcher's ping each second counts too.
+            let trips = trips_after - trips_before;
             // The warm-up's calls count too (and the session's two opening requests, a
             // thousandth of the figure).
             let requests = (many.len() + 50) as f64;

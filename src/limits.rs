@@ -259,6 +259,16 @@ pub const REDIS_LEASE_TTL: Duration = Duration::from_secs(30);
 /// given back on the same replica wakes its waiters at once.
 pub const REDIS_PLACE_POLL_MAX: Duration = Duration::from_millis(200);
 
+/// With `TOOLGATE_REDIS`: how long writes that need no answer (a run's record, a place
+/// given back) wait for the replica's next exchange with Redis to carry them — the SSE
+/// event of the call's answer, usually — before they are sent on their own.
+pub const REDIS_LATER_WAIT: Duration = Duration::from_millis(2);
+
+/// With `TOOLGATE_REDIS`: the most writes that need no answer a replica holds for its
+/// next exchange; past it (Redis too slow to keep up) more are dropped, said and counted,
+/// as a failed write is.
+pub const REDIS_LATER_MAX: usize = 4096;
+
 /// With `TOOLGATE_REDIS`: the newest events kept of one SSE stream for a resume with
 /// `Last-Event-ID` on any replica; older ones are dropped as new ones come.
 pub const REDIS_EVENTS_PER_STREAM: usize = 128;

@@ -185,6 +185,7 @@ pub struct Metrics {
     redis_up: Gauge,
     definitions_held: Gauge,
     redis_errors: Counter,
+    redis_exchanges: Counter,
     trace_dropped: Counter,
 }
 
@@ -294,6 +295,12 @@ impl Metrics {
             "With TOOLGATE_REDIS: exchanges with the fleet's Redis that failed (unreachable, too slow, or an error answer)",
             redis_errors.clone(),
         );
+        let redis_exchanges = Counter::default();
+        registry.register(
+            "redis_exchanges",
+            "With TOOLGATE_REDIS: round trips to the fleet's Redis (a command, a script or a pipeline, with the writes it carries), failed ones included",
+            redis_exchanges.clone(),
+        );
         let trace_dropped = Counter::default();
         registry.register(
             "trace_spans_dropped",
@@ -318,6 +325,7 @@ impl Metrics {
             redis_up,
             definitions_held,
             redis_errors,
+            redis_exchanges,
         }
     }
 
@@ -389,6 +397,11 @@ impl Metrics {
     /// Counts one failed exchange with the fleet's Redis.
     pub fn redis_error(&self) {
         self.redis_errors.inc();
+    }
+
+    /// Counts one round trip to the fleet's Redis.
+    pub fn redis_exchange(&self) {
+        self.redis_exchanges.inc();
     }
 
     /// Counts one JavaScript worker process started.

@@ -116,3 +116,83 @@ async fn a_fleet_sessions_history_is_numbered_kept_and_read_in_redis() {
         .await
         .unwrap();
 }
+
+/// The exchanges with Redis the gateway at `mcp_url` has made, from its `/metrics`.
+async fn exchanges(http: &reqwest::Client, mcp_url: &str) -> u64 {
+    let text = http
+        .get(mcp_url.replace("/mcp", "/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("toolgate_redis_exchanges_total "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("toolgate_redis_exchanges_total in {text}"))
+}
+
+#[tokio::test]
+async fn a_tool_call_makes_three_round_trips_and_its_answer_comes_after_its_record_and_place_reached_redis() {
+    let prefix = prefix("trips");
+    let gate = HttpGate::start(&[
+        ("TOOLGATE_REDIS", MACHINE),
+        ("TOOLGATE_REDIS_PREFIX", &prefix),
+        ("TOOLGATE_HTTP_SESSION_IDLE_MS", "60000"),
+    ])
+    .await;
+    let mut session = Session::open(&gate.url).await;
+    let mut redis = redis::Client::open(MACHINE)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let base = format!("{prefix}history:{}:", session.id);
+    let calls = 10u64;
+    let began = std::time::Instant::now();
+    let before = exchanges(&http, &gate.url).await;
+    for n in 1..=calls {
+        session
+            .call("base64-codec", json!({"mode": "encode", "input": "hi"}))
+            .await;
+        // The answer went out only once Redis held the run's record and had its place
+        // back: they travelled with the answer's SSE event.
+        let kept: u64 = redis::cmd("LLEN")
+            .arg(format!("{base}runs"))
+            .query_async(&mut redis)
+            .await
+            .unwrap();
+        assert_eq!(kept, n, "the record of call {n} is in Redis when its answer arrives");
+        let places: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{prefix}places:*"))
+            .query_async(&mut redis)
+            .await
+            .unwrap();
+        for key in places {
+            let held: u64 = redis::cmd("ZCARD").arg(&key).query_async(&mut redis).await.unwrap();
+            assert_eq!(held, 0, "call {n}'s place is given back when its answer arrives");
+        }
+    }
+    let after = exchanges(&http, &gate.url).await;
+    // Three a call (the request with its session's renewal; the run's bucket, number and
+    // place; the answer's event with the record and the place given back), besides the
+    // watcher's ping each second and a few sent on their own when a loaded machine holds
+    // the answer back longer than the writes wait (`REDIS_LATER_WAIT`): four a call
+    // would be 40.
+    let pings = began.elapsed().as_secs() + 2;
+    let made = after - before;
+    assert!(
+        made <= 3 * calls + pings + 3,
+        "{made} exchanges with Redis for {calls} calls (pings at most {pings})"
+    );
+    assert!(made >= 3 * calls, "{made} exchanges for {calls} calls: each is counted");
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}*"))
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    keys.push(format!("{prefix}none"));
+    let _: i64 = redis::cmd("DEL").arg(&keys).query_async(&mut redis).await.unwrap();
+}

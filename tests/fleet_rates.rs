@@ -211,9 +211,12 @@ async fn the_redis_buckets_admit_and_refuse_as_one_process_does() {
         // seconds apart at these rates, passes in both).
         let mut refused = None;
         for call in 0..per_minute + 3 {
-            let (one, many) = (alone.request(&principal).await, fleet.request(&principal).await);
+            let (one, many) = (
+                alone.request(&principal, None).await,
+                fleet.request(&principal, None).await,
+            );
             match (one, many) {
-                (Ok(()), Ok(())) => {}
+                (Ok(None), Ok(None)) => {}
                 (Err(Refused::Wait(one)), Err(Refused::Wait(many))) => {
                     let apart = one.abs_diff(many);
                     assert!(

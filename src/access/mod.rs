@@ -392,8 +392,22 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
         let challenge = challenge(Challenge::Scope(scope));
         return refuse(StatusCode::FORBIDDEN, "FORBIDDEN", &message, challenge);
     }
-    let admitted = match access.inner.limiter.request(&principal).await {
-        Ok(()) => Ok(()),
+    // A replica renews the MCP session a request names in the round trip that admits it.
+    let session = match face {
+        Face::Mcp => request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        Face::Catalogue => None,
+    };
+    let admitted = match access.inner.limiter.request(&principal, session.as_deref()).await {
+        Ok(seen) => {
+            if let Some(seen) = seen {
+                request.extensions_mut().insert(seen);
+            }
+            Ok(())
+        }
         Err(rate::Refused::Wait(wait)) => Err(wait),
         // `/metrics` is read while Redis is down too: it is how an operator sees it is.
         Err(rate::Refused::Unavailable(_)) if matches!(need, Need::Admin) => Ok(()),

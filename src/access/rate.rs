@@ -25,7 +25,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
@@ -36,7 +36,8 @@ use super::Principal;
 use crate::error::Error;
 use crate::limits::{ANONYMOUS_PER_MINUTE, JS_CONCURRENT_RUNS, JS_WALL_CLOCK, RATE_PRUNE_EVERY, REQUESTS_PER_MINUTE};
 use crate::shared::Shared;
-use crate::shared::rate::{Lease, Rates as SharedRates};
+use crate::shared::rate::{Counter, Lease, Rates as SharedRates};
+use crate::shared::sessions::{Ledger, Seen};
 
 /// The rates in force for every principal (a key's own run rate is in the keys file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +159,28 @@ impl Buckets {
     }
 }
 
+/// The refusal of a run of `principal` past its rate, retryable after `wait`.
+fn run_rate_limited(principal: &Principal, wait: Duration) -> Error {
+    Error::RateLimited {
+        what: format!(
+            "\"{}\" may start {} a minute and has used them",
+            principal.id,
+            crate::plural::count(principal.per_minute as usize, "run", "runs")
+        ),
+        retry_after: Some(wait),
+    }
+}
+
+/// What beginning a run took besides its bucket's token ([`Limiter::begin`]): for a
+/// fleet's replica, its number and its place when they came in the same round trip.
+#[derive(Debug, Default)]
+pub struct Started {
+    /// The run's number in its session, counted in the fleet.
+    pub number: Option<u64>,
+    /// Its place among its principal's runs at once, when one was free at once.
+    pub place: Option<Place>,
+}
+
 /// One principal's place among its runs at once, given back when dropped.
 #[derive(Debug)]
 pub struct Place {
@@ -184,6 +207,9 @@ pub struct Limiter {
     places: Mutex<HashMap<Holder, Arc<Semaphore>>>,
     /// The fleet's buckets and places, in place of the ones above, for a replica.
     shared: Option<SharedRates>,
+    /// A replica's sessions in the fleet, renewed in the round trip that admits a
+    /// request naming one ([`Limiter::renewing`]).
+    sessions: OnceLock<Arc<Ledger>>,
 }
 
 impl Limiter {
@@ -195,6 +221,7 @@ impl Limiter {
             runs: Buckets::default(),
             places: Mutex::default(),
             shared: None,
+            sessions: OnceLock::new(),
         }
     }
 
@@ -211,23 +238,43 @@ impl Limiter {
         self.rates
     }
 
+    /// Renews the fleet's sessions in `ledger` in the round trip that admits a request
+    /// naming one ([`Limiter::request`]); set once, by the MCP server of a replica.
+    pub fn renewing(&self, ledger: Arc<Ledger>) {
+        let _ = self.sessions.set(ledger);
+    }
+
     /// Admits one request of `principal`, or says how long until it may make one (or
-    /// that the fleet's Redis cannot say).
-    pub async fn request(&self, principal: &Principal) -> Result<(), Refused> {
+    /// that the fleet's Redis cannot say). A replica's request naming MCP session
+    /// `session` renews it in the same round trip (when [`Limiter::renewing`]) and
+    /// answers what it found, for the session layer.
+    pub async fn request(&self, principal: &Principal, session: Option<&str>) -> Result<Option<Seen>, Refused> {
         let per_minute = self.rates.requests_per_minute;
-        match &self.shared {
-            None => self
+        let Some(shared) = &self.shared else {
+            return self
                 .requests
                 .take(&Holder::of(principal), per_minute)
-                .map_err(Refused::Wait),
-            Some(shared) => match shared
-                .take(&format!("requests:{}", principal.share()), per_minute)
-                .await
-            {
-                Ok(None) => Ok(()),
-                Ok(Some(wait)) => Err(Refused::Wait(wait)),
+                .map(|()| None)
+                .map_err(Refused::Wait);
+        };
+        let name = format!("requests:{}", principal.share());
+        if let (Some(id), Some(ledger)) = (session, self.sessions.get()) {
+            let Some(bucket) = shared.bucket(&name, per_minute) else {
+                return Err(Refused::Wait(Duration::from_secs(60)));
+            };
+            return match ledger.enter(id, Some(&bucket)).await {
+                Ok(Ok(touched)) => Ok(Some(Seen {
+                    id: id.to_owned(),
+                    touched,
+                })),
+                Ok(Err(wait)) => Err(Refused::Wait(wait)),
                 Err(e) => Err(Refused::Unavailable(e)),
-            },
+            };
+        }
+        match shared.take(&name, per_minute).await {
+            Ok(None) => Ok(None),
+            Ok(Some(wait)) => Err(Refused::Wait(wait)),
+            Err(e) => Err(Refused::Unavailable(e)),
         }
     }
 
@@ -237,6 +284,33 @@ impl Limiter {
     pub async fn run(&self, principal: &Principal) -> Result<Place, Error> {
         self.take(principal).await?;
         self.place(principal).await
+    }
+
+    /// Begins a run of `principal`: one run from its bucket as [`Limiter::take`], and for
+    /// a fleet's replica, in the same round trip, the run's number in its session (when
+    /// `counter` names it) and, when `place` asks, one of its places if one is free now
+    /// (else the run waits for one later with [`Limiter::place`]). One process numbers
+    /// and places its runs itself: `Started::default()`.
+    pub async fn begin(&self, principal: &Principal, counter: Option<&Counter>, place: bool) -> Result<Started, Error> {
+        let Some(shared) = &self.shared else {
+            self.take(principal).await?;
+            return Ok(Started::default());
+        };
+        let share = principal.share();
+        let places = place.then_some((share.as_str(), self.rates.runs_at_once));
+        let begun = shared
+            .begin(&format!("runs:{share}"), principal.per_minute, counter, places)
+            .await?;
+        match begun {
+            Ok(begun) => Ok(Started {
+                number: begun.number,
+                place: begun.lease.map(|lease| Place {
+                    _permit: None,
+                    _lease: Some(lease),
+                }),
+            }),
+            Err(wait) => Err(run_rate_limited(principal, wait)),
+        }
     }
 
     /// Takes one run from `principal`'s run bucket (at its own rate), at once: the first
@@ -254,14 +328,7 @@ impl Limiter {
                 Some(wait) => Err(wait),
             },
         };
-        taken.map_err(|wait| Error::RateLimited {
-            what: format!(
-                "\"{}\" may start {} a minute and has used them",
-                principal.id,
-                crate::plural::count(principal.per_minute as usize, "run", "runs")
-            ),
-            retry_after: Some(wait),
-        })
+        taken.map_err(|wait| run_rate_limited(principal, wait))
     }
 
     /// One of `principal`'s places among its runs at once, waited for at most
@@ -380,9 +447,9 @@ mod tests {
         );
         assert!(limiter.run(&b).await.is_ok(), "another key has its own bucket");
         for _ in 0..3 {
-            assert!(limiter.request(&b).await.is_ok());
+            assert!(limiter.request(&b, None).await.is_ok());
         }
-        assert!(limiter.request(&b).await.is_err(), "requests have their own rate");
+        assert!(limiter.request(&b, None).await.is_err(), "requests have their own rate");
     }
 
     #[tokio::test]

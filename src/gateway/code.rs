@@ -155,7 +155,7 @@ impl Tools for Inner<'_> {
                     entry.name()
                 )));
             }
-            let ticket: Result<Ticket, Error> = self.gateway.admit(&self.caller, &entry).await;
+            let ticket: Result<Ticket, Error> = self.gateway.begin(&self.caller, &entry, Placing::Parent).await;
             let run = self
                 .gateway
                 .call_placed(&self.caller, &entry, params, (ticket, Placing::Parent), cancel)

@@ -55,10 +55,16 @@ enum Placing {
     Parent,
 }
 
-/// A call let in by its principal's scope and run rate ([`Gateway::admit`]); it does not
-/// yet hold a place among the principal's runs at once.
-#[derive(Debug)]
-pub struct Ticket(());
+/// A call let in by its principal's scope and run rate ([`Gateway::admit`]). A fleet's
+/// replica may have numbered it and found its place in the same round trip
+/// (`Gateway::begin`); otherwise both are taken when it runs.
+#[derive(Debug, Default)]
+pub struct Ticket {
+    /// Its run's id, when numbered as it was let in.
+    number: Option<String>,
+    /// Its place among its principal's runs at once, when taken as it was let in.
+    place: Option<Place>,
+}
 
 /// The catalogue, the built-in tools and the tool families of one server.
 #[derive(Debug)]
@@ -305,7 +311,7 @@ impl Gateway {
     /// records the run (whatever its end, a refusal or a validation failure included) in
     /// the caller's history.
     pub async fn call(&self, caller: &Caller, entry: &Entry, params: Value, cancel: &CancellationToken) -> Run {
-        let ticket = self.admit(caller, entry).await;
+        let ticket = self.begin(caller, entry, Placing::Own).await;
         self.call_admitted(caller, entry, params, ticket, cancel).await
     }
 
@@ -315,6 +321,18 @@ impl Gateway {
     /// rate or scope costs the server next to nothing. The place among the principal's
     /// runs at once is waited for later, in [`Gateway::call_admitted`].
     pub async fn admit(&self, caller: &Caller, entry: &Entry) -> Result<Ticket, Error> {
+        self.let_in(caller, entry, None).await
+    }
+
+    /// [`Gateway::admit`], and for a fleet's replica, in the same round trip, the run's
+    /// number in its session and (for a run `placing` its own) its place if one is free
+    /// now: a tool call's one exchange with Redis before it runs.
+    async fn begin(&self, caller: &Caller, entry: &Entry, placing: Placing) -> Result<Ticket, Error> {
+        self.let_in(caller, entry, Some(placing)).await
+    }
+
+    /// [`Gateway::admit`] or, when `placing` is given, [`Gateway::begin`].
+    async fn let_in(&self, caller: &Caller, entry: &Entry, placing: Option<Placing>) -> Result<Ticket, Error> {
         let scope = match entry {
             Entry::Builtin(_) => Scope::Runtimes,
             Entry::Catalogue { .. } | Entry::Upstream { .. } => Scope::Run,
@@ -330,14 +348,23 @@ impl Gateway {
                 });
             }
             caller.may(scope)?;
-            if let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) {
-                limiter.take(principal).await.inspect_err(|e| {
+            let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) else {
+                return Ok(Ticket::default());
+            };
+            let counter = placing.and_then(|_| caller.history().counter());
+            let place = matches!(placing, Some(Placing::Own));
+            let started = limiter
+                .begin(principal, counter.as_ref(), place)
+                .await
+                .inspect_err(|e| {
                     if e.code() == "RATE_LIMITED" {
                         crate::metrics::get().rate_limited("runs");
                     }
                 })?;
-            }
-            Ok(Ticket(()))
+            Ok(Ticket {
+                number: started.number.map(|n| format!("r{n}")),
+                place: started.place,
+            })
         }
         .instrument(span.clone())
         .await;
@@ -371,11 +398,18 @@ impl Gateway {
         (ticket, placing): (Result<Ticket, Error>, Placing),
         cancel: &CancellationToken,
     ) -> Run {
-        // A fleet's session numbers its runs in Redis; when it cannot, the run is refused
-        // (and recorded here under a number of this replica's).
-        let (id, ticket) = match caller.history().number().await {
-            Ok(id) => (id, ticket),
-            Err(e) => (caller.history().next_id(), ticket.and(Err(e))),
+        // A fleet's session numbers its runs in Redis (as it let the call in, usually);
+        // when it cannot, the run is refused (and recorded here under a number of this
+        // replica's).
+        let (id, ticket) = match ticket {
+            Ok(Ticket {
+                number: Some(id),
+                place,
+            }) => (id, Ok(Ticket { number: None, place })),
+            ticket => match caller.history().number().await {
+                Ok(id) => (id, ticket),
+                Err(e) => (caller.history().next_id(), ticket.and(Err(e))),
+            },
         };
         // Every line logged while the run goes names it, its tool and its principal (the
         // key's id, never the key; none over stdio). At warn level, so the default filter
@@ -423,9 +457,10 @@ impl Gateway {
         let (started, clock) = (SystemTime::now(), Instant::now());
         tracing::debug!("running");
         let placed = match (ticket, placing) {
-            (Ok(Ticket(())), Placing::Own) => self.place(caller, cancel).await,
-            (Ok(Ticket(())), Placing::Parent) if cancel.is_cancelled() => Err(Error::Cancelled),
-            (Ok(Ticket(())), Placing::Parent) => Ok(None),
+            (Ok(_), _) if cancel.is_cancelled() => Err(Error::Cancelled),
+            (Ok(Ticket { place: Some(place), .. }), Placing::Own) => Ok(Some(place)),
+            (Ok(_), Placing::Own) => self.place(caller, cancel).await,
+            (Ok(_), Placing::Parent) => Ok(None),
             (Err(e), _) => Err(e),
         };
         // Whether the params were read (validated), which decides what history keeps.

@@ -26,6 +26,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::limits::{HISTORY_MEASURE_BYTES, HISTORY_RUNS};
+use crate::shared::rate::Counter;
 use redact::{Mode, Secrets};
 use shelf::Shelf;
 
@@ -247,14 +248,21 @@ impl History {
         }
     }
 
-    /// [`History::record`], and for a bound fleet session the record pushed to Redis
-    /// before this returns, so the next request, on any replica, reads it. A failed push
-    /// is said on stderr (and counted in `toolgate_redis_errors_total`): the run
-    /// happened and its answer goes out, but the fleet's history lacks it.
+    /// The keys numbering a bound fleet session's runs, for a run numbered as it is let
+    /// in (`Gateway::begin`); `None` otherwise.
+    pub fn counter(&self) -> Option<Counter> {
+        self.shelf.as_ref()?.counter(&self.session_started_at())
+    }
+
+    /// [`History::record`], and for a bound fleet session the record written to Redis
+    /// with the replica's next exchange (`Shelf::keep`), so the next request, on any
+    /// replica, reads it. A record that cannot be written is said on stderr (and counted
+    /// in `toolgate_redis_errors_total`): the run happened and its answer goes out, but
+    /// the fleet's history lacks it.
     pub async fn keep(&self, run: Finished<'_>) {
         let record = self.record(run);
         if let Some(shelf) = &self.shelf
-            && let Err(e) = shelf.keep(&record).await
+            && let Err(e) = shelf.keep(&record)
         {
             tracing::error!(
                 "run {} is missing from its session's history in the fleet: {e}",

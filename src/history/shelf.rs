@@ -19,6 +19,7 @@ use super::Record;
 use crate::error::Error;
 use crate::limits::HISTORY_RUNS;
 use crate::shared::Shared;
+use crate::shared::rate::Counter;
 
 /// One session's place in the fleet's Redis.
 #[derive(Debug)]
@@ -59,55 +60,63 @@ impl Shelf {
         self.session.get().is_some()
     }
 
-    /// The next run number of the session, across the fleet; `None` while unbound.
+    /// The keys that number the session's runs across the fleet (the history began at
+    /// `began`), for a run begun in one round trip (`shared::rate::Rates::begin`);
+    /// `None` while unbound.
+    pub fn counter(&self, began: &str) -> Option<Counter> {
+        let base = self.session.get()?;
+        Some(Counter {
+            next: format!("{base}next"),
+            began: format!("{base}began"),
+            began_at: began.to_owned(),
+            life_ms: self.life_ms(),
+        })
+    }
+
+    /// The next run number of the session, across the fleet, on its own; `None` while
+    /// unbound.
     pub async fn number(&self, began: &str) -> Result<Option<u64>, Error> {
-        let Some(base) = self.session.get() else {
+        let Some(counter) = self.counter(began) else {
             return Ok(None);
         };
-        let life = self.life_ms();
         let mut pipe = redis::pipe();
         pipe.cmd("INCR")
-            .arg(format!("{base}next"))
+            .arg(&counter.next)
             .cmd("PEXPIRE")
-            .arg(format!("{base}next"))
-            .arg(life)
-            .ignore()
+            .arg(&counter.next)
+            .arg(counter.life_ms)
             .cmd("SET")
-            .arg(format!("{base}began"))
-            .arg(began)
+            .arg(&counter.began)
+            .arg(&counter.began_at)
             .arg("NX")
             .arg("PX")
-            .arg(life)
-            .ignore();
-        let (n,): (u64,) = self.shared.pipeline(&pipe).await?;
+            .arg(counter.life_ms);
+        let (n, _, _): (u64, redis::Value, redis::Value) = self.shared.pipeline(&pipe).await?;
         Ok(Some(n))
     }
 
     /// Stores `record` as the session's newest run, keeping the newest
-    /// [`HISTORY_RUNS`]; nothing while unbound.
-    pub async fn keep(&self, record: &Record) -> Result<(), Error> {
+    /// [`HISTORY_RUNS`]; nothing while unbound. The write travels with the replica's next
+    /// exchange with Redis (the SSE event of the run's answer, usually, which is sent
+    /// only once Redis has it, so the session's next request, on any replica, reads it);
+    /// a failed write is said on stderr and counted by `Shared`.
+    pub fn keep(&self, record: &Record) -> Result<(), Error> {
         let Some(base) = self.session.get() else { return Ok(()) };
         let json = serde_json::to_string(record).map_err(|e| Error::Internal(format!("a run's record: {e}")))?;
         let (runs, life) = (format!("{base}runs"), self.life_ms());
-        let mut pipe = redis::pipe();
-        pipe.cmd("RPUSH")
-            .arg(&runs)
-            .arg(json)
-            .ignore()
-            .cmd("LTRIM")
-            .arg(&runs)
-            .arg(-(HISTORY_RUNS as i64))
-            .arg(-1)
-            .ignore()
-            .cmd("PEXPIRE")
-            .arg(&runs)
-            .arg(life)
-            .ignore()
-            .cmd("PEXPIRE")
-            .arg(format!("{base}began"))
-            .arg(life)
-            .ignore();
-        self.shared.pipeline::<()>(&pipe).await
+        let mut push = redis::cmd("RPUSH");
+        push.arg(&runs).arg(json);
+        let mut trim = redis::cmd("LTRIM");
+        trim.arg(&runs).arg(-(HISTORY_RUNS as i64)).arg(-1);
+        let mut keep_runs = redis::cmd("PEXPIRE");
+        keep_runs.arg(&runs).arg(life);
+        let mut keep_began = redis::cmd("PEXPIRE");
+        keep_began.arg(format!("{base}began")).arg(life);
+        drop(self.shared.later(
+            "a run's record in its session's history",
+            [push, trim, keep_runs, keep_began],
+        ));
+        Ok(())
     }
 
     /// What the shelf holds now; `None` while unbound.

@@ -18,7 +18,8 @@
 //! delivered on the live stream, with an id no resume finds (the failure counted and said
 //! as every Redis failure is); nothing is lost but the resumability.
 //!
-//! One round trip per event sent (none for a priming event), one per poll of a resume.
+//! One round trip per event sent (none for a priming event), carrying the writes waiting
+//! on this replica (a call's record and place: `Shared::later`); one per poll of a resume.
 
 use std::time::Duration;
 
@@ -164,10 +165,9 @@ impl EventStore for Events {
             .arg(text)
             .cmd("PEXPIRE")
             .arg(&key)
-            .arg(ttl_ms)
-            .ignore();
-        match self.shared.pipeline::<(String,)>(&pipeline).await {
-            Ok((entry,)) => Ok(format!("{token}.{entry}")),
+            .arg(ttl_ms);
+        match self.shared.pipeline::<(String, redis::Value)>(&pipeline).await {
+            Ok((entry, _)) => Ok(format!("{token}.{entry}")),
             // Delivered all the same; only its resume is lost (Redis's failure is
             // counted and said by `Shared`).
             Err(_) => Ok(format!("{token}.unkept")),

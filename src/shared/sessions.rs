@@ -17,7 +17,8 @@
 //! and the replica holding its standalone SSE stream (`listener`, `notes.rs`).
 //!
 //! One round trip to admit a session, one to record its `initialize`, one per request to
-//! renew it and read its owner and log level. Callers name owners and holders as strings; nothing here
+//! renew it and read its owner and log level — the same that takes the request from its
+//! principal's bucket ([`Ledger::enter`]). Callers name owners and holders as strings; nothing here
 //! knows a principal.
 
 use std::time::Duration;
@@ -25,6 +26,7 @@ use std::time::Duration;
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
 
 use super::Shared;
+use super::rate::{Bucket, GCRA_STEP};
 use crate::error::Error;
 
 /// A session admitted. KEYS[1]: the holder's sessions; KEYS[2]: the session's hash.
@@ -46,23 +48,31 @@ redis.call('PEXPIRE', KEYS[2], math.ceil(life / 1000))
 return 1
 ";
 
-/// A session used. KEYS[1]: its hash. ARGV[1]: the session id; ARGV[2]: a session's life
-/// in µs; ARGV[3]: the prefix of holders' sets. Answers the owner and the log level the
-/// session asked for (nil when it asked for none), or nil when the fleet holds no such
-/// session (never made, deleted, or expired).
-const TOUCH: &str = r"
+/// A request naming a session, in one round trip: one call from its principal's request
+/// bucket (when asked), then the session renewed. KEYS[1]: the session's hash; KEYS[2]:
+/// the bucket (the hash again when none). ARGV[1]: the session id; ARGV[2]: a session's
+/// life in µs; ARGV[3]: the prefix of holders' sets; ARGV[4]: `1` to take from the
+/// bucket; ARGV[5], ARGV[6]: the bucket's `interval` and `full` (`rate::GCRA_STEP`).
+/// Answers {wait, owner, level}: wait > 0 when the bucket refuses (nothing else done);
+/// owner false when the fleet holds no such session (never made, deleted, or expired);
+/// level false until the session asks for one.
+const ENTER: &str = r"
+if ARGV[4] == '1' then
+  local wait = gcra(KEYS[2], tonumber(ARGV[5]), tonumber(ARGV[6]), now)
+  if wait > 0 then
+    return {wait, false, false}
+  end
+end
 local found = redis.call('HMGET', KEYS[1], 'owner', 'holder', 'level')
 if not found[1] or not found[2] then
-  return false
+  return {0, false, false}
 end
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local life = tonumber(ARGV[2])
 redis.call('PEXPIRE', KEYS[1], math.ceil(life / 1000))
 local held = ARGV[3] .. found[2]
 redis.call('ZADD', held, 'XX', string.format('%.17g', now + life), ARGV[1])
 redis.call('PEXPIRE', held, math.ceil(life / 1000))
-return {found[1], found[3] or false}
+return {0, found[1], found[3] or false}
 ";
 
 /// A session's log level recorded. KEYS[1]: its hash. ARGV[1]: the level's rank. Answers
@@ -96,6 +106,17 @@ pub struct Touched {
     pub level: Option<u8>,
 }
 
+/// What a request naming session `id` found, read by the access layer in the round trip
+/// that admitted the request (`access::rate::Limiter::request`), for the session layer
+/// to use rather than asking again: the session as [`Ledger::touch`] answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// The session the request names.
+    pub id: String,
+    /// What the fleet holds of it: `None` when no such session.
+    pub touched: Option<Touched>,
+}
+
 /// The log level a fleet's session asked for, as the HTTP layer read it from the fleet
 /// for the request being served (an extension of that request), so the handler on this
 /// replica honours a `logging/setLevel` another replica received: the rank of the least
@@ -125,7 +146,7 @@ pub struct Ledger {
     /// How long a session lives in Redis past its last use (its idle expiry).
     life: Duration,
     admit: redis::Script,
-    touch: redis::Script,
+    enter: redis::Script,
     end: redis::Script,
 }
 
@@ -137,7 +158,7 @@ impl Ledger {
             shared,
             life,
             admit: redis::Script::new(ADMIT),
-            touch: redis::Script::new(TOUCH),
+            enter: redis::Script::new(&format!("{GCRA_STEP}{ENTER}")),
             end: redis::Script::new(END),
         }
     }
@@ -171,10 +192,44 @@ impl Ledger {
     /// Renews session `id` (it was just used) and answers its owner and the log level
     /// it asked for; `None` when the fleet holds no such session.
     pub async fn touch(&self, id: &str) -> Result<Option<Touched>, Error> {
-        let mut call = self.touch.key(self.session_key(id));
-        call.arg(id).arg(self.life_us()).arg(self.holders_prefix());
-        let found: Option<(String, Option<u8>)> = self.shared.script(&call).await?;
-        Ok(found.map(|(owner, level)| Touched { owner, level }))
+        match self.enter(id, None).await? {
+            Ok(touched) => Ok(touched),
+            // Without a bucket nothing can refuse.
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// [`Ledger::touch`] after one call from `bucket`, in the same round trip: the
+    /// admission of a request naming session `id`. `Ok(Err(wait))` when the bucket
+    /// refuses until then (the session is then neither read nor renewed).
+    pub async fn enter(&self, id: &str, bucket: Option<&Bucket>) -> Result<Result<Option<Touched>, Duration>, Error> {
+        let session = self.session_key(id);
+        let mut call = self.enter.key(&session);
+        match bucket {
+            Some(bucket) => {
+                call.key(&bucket.key)
+                    .arg(id)
+                    .arg(self.life_us())
+                    .arg(self.holders_prefix())
+                    .arg(1)
+                    .arg(&bucket.interval)
+                    .arg(bucket.full);
+            }
+            None => {
+                call.key(&session)
+                    .arg(id)
+                    .arg(self.life_us())
+                    .arg(self.holders_prefix())
+                    .arg(0)
+                    .arg(0)
+                    .arg(0);
+            }
+        }
+        let (wait_us, owner, level): (u64, Option<String>, Option<u8>) = self.shared.script(&call).await?;
+        if wait_us > 0 {
+            return Ok(Err(Duration::from_micros(wait_us)));
+        }
+        Ok(Ok(owner.map(|owner| Touched { owner, level })))
     }
 
     /// Ends session `id` in the fleet: no replica serves it again.
@@ -210,11 +265,9 @@ impl SessionStore for Ledger {
             .arg(&key)
             .arg("state")
             .arg(text)
-            .ignore()
             .cmd("PEXPIRE")
             .arg(&key)
-            .arg(life_ms)
-            .ignore();
+            .arg(life_ms);
         self.shared.pipeline::<()>(&pipeline).await?;
         Ok(())
     }

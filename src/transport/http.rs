@@ -42,7 +42,7 @@ use crate::edge::{self, Connections, observe, probes};
 use crate::limits::{HTTP_BODY_BYTES, HTTP_SESSION_RETRY_AFTER, HTTP_SHUTDOWN_GRACE, HTTP_SSE_KEEP_ALIVE};
 use crate::mcp::Handler;
 use crate::shared::events::Events;
-use crate::shared::sessions::{AskedLevel, Ledger};
+use crate::shared::sessions::{AskedLevel, Ledger, Seen};
 
 /// Hosts every gateway accepts: the loopback names, with or without a port.
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
@@ -208,6 +208,10 @@ pub async fn serve(
     let ledger = access
         .shared()
         .map(|shared| Arc::new(Ledger::new(shared.clone(), settings.session_idle)));
+    // ... renewed in the round trip that admits each request naming one.
+    if let Some(ledger) = &ledger {
+        access.limiter().renewing(ledger.clone());
+    }
     // A fleet's replica: each session's notifications reach its standalone stream on
     // whichever replica holds it.
     let sessions = Arc::new(match (&ledger, access.shared()) {
@@ -327,7 +331,8 @@ async fn own_sessions(State(sessions): State<Arc<Sessions>>, mut request: Reques
             )
                 .into_response();
         };
-        match sessions.owner(id).await {
+        let seen = request.extensions().get::<Seen>();
+        match sessions.owner(id, seen).await {
             Ok(Owner::Principal(owner, _)) if principal.as_ref().is_some_and(|p| p.id != owner) => {
                 crate::metrics::get().edge_refused("session_owner");
                 return (

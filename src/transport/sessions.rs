@@ -34,7 +34,7 @@ use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSse
 use super::relay::{Relay, Relayed};
 use crate::access::Principal;
 use crate::error::Error;
-use crate::shared::sessions::Ledger;
+use crate::shared::sessions::{Ledger, Seen};
 
 tokio::task_local! {
     static ADMISSION: Admission;
@@ -188,16 +188,21 @@ impl Sessions {
     }
 
     /// Who owns session `id`, which a request names. A replica asks the fleet, which
-    /// renews the session (it is being used); a session the fleet no longer holds is
-    /// ended here too, if this replica still has it. `SHARED_STATE_UNAVAILABLE` when the
-    /// fleet's Redis cannot say.
-    pub(super) async fn owner(&self, id: &str) -> Result<Owner, Error> {
+    /// renews the session (it is being used) — unless the access layer did as it admitted
+    /// the request (`seen`); a session the fleet no longer holds is ended here too, if
+    /// this replica still has it. `SHARED_STATE_UNAVAILABLE` when the fleet's Redis
+    /// cannot say.
+    pub(super) async fn owner(&self, id: &str, seen: Option<&Seen>) -> Result<Owner, Error> {
         let Some(ledger) = &self.fleet else {
             return Ok(self
                 .local_owner(id)
                 .map_or(Owner::Unrecorded, |owner| Owner::Principal(owner, None)));
         };
-        match ledger.touch(id).await? {
+        let touched = match seen {
+            Some(seen) if seen.id == id => seen.touched.clone(),
+            _ => ledger.touch(id).await?,
+        };
+        match touched {
             Some(found) => Ok(Owner::Principal(Arc::from(found.owner), found.level)),
             None => {
                 let id: SessionId = Arc::from(id);
