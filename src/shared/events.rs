@@ -45,11 +45,19 @@ pub struct Events {
 }
 
 /// One kept event: its message (none for a placeholder) and retry hint.
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct Kept {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     m: Option<ServerJsonRpcMessage>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
+    r: Option<u64>,
+}
+
+/// An event as it is kept ([`Kept`] written), its message borrowed rather than copied.
+#[derive(Serialize)]
+struct Keeping<'a> {
+    m: &'a ServerJsonRpcMessage,
+    #[serde(skip_serializing_if = "Option::is_none")]
     r: Option<u64>,
 }
 
@@ -141,10 +149,7 @@ impl EventStore for Events {
             return Ok(format!("{token}.0-0"));
         };
         let retry = event.retry.map(|r| u64::try_from(r.as_millis()).unwrap_or(u64::MAX));
-        let mut text = serde_json::to_string(&Kept {
-            m: Some((**message).clone()),
-            r: retry,
-        })?;
+        let mut text = serde_json::to_string(&Keeping { m: message, r: retry })?;
         if text.len() > REDIS_EVENT_BYTES {
             tracing::warn!(
                 "an SSE event of {} bytes is sent but not kept for a resume (at most {REDIS_EVENT_BYTES})",
