@@ -6,8 +6,9 @@
 //!
 //! `cargo bench --bench http_load` (60 s per call kind; `TOOLGATE_LOAD_SECONDS` changes
 //! it, `TOOLGATE_LOAD_SESSIONS` the session count, `TOOLGATE_LOAD_CALLS` which kinds —
-//! any of `ping,tool,js` — and `TOOLGATE_BENCH_BIN` the binary; `OTEL_*` variables are
-//! passed on to the server, to measure it with traces exported). The
+//! any of `ping,tool,js` — and `TOOLGATE_BENCH_BIN` the binary; `OTEL_*` variables and
+//! `TOOLGATE_TRACE_STEPS` are passed on to the server, to measure it with traces
+//! exported). The
 //! load runs on the same cores as the server: on a 2-core machine it takes about half.
 
 #[path = "common/http.rs"]
@@ -134,7 +135,9 @@ fn main() {
         // The OpenTelemetry settings of this run reach the server, so one bench measures
         // it with tracing off, sampled, or exporting every span.
         let mut env = vec![("TOOLGATE_RUNTIMES", "js".to_owned())];
-        let otel: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("OTEL_")).collect();
+        let otel: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| k.starts_with("OTEL_") || k == "TOOLGATE_TRACE_STEPS")
+            .collect();
         env.extend(otel.iter().map(|(k, v)| (k.as_str(), v.clone())));
         if !otel.is_empty() {
             println!("with {}", otel.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));

@@ -80,6 +80,10 @@ pub struct Cli {
     /// when traces are exported: comma-separated host or host:port, or *. None by default.
     #[arg(long, env = "TOOLGATE_FETCH_TRACE", global = true, default_value = "")]
     pub fetch_trace: String,
+    /// When traces are exported: the steps of each call too (admission, the run, its
+    /// waits for a place, validation, execution), a span each.
+    #[arg(long, env = "TOOLGATE_TRACE_STEPS", global = true, action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
+    pub trace_steps: bool,
     /// Heap cap of one local JavaScript run, in MiB.
     #[arg(long, env = "TOOLGATE_JS_HEAP_MB", global = true, default_value_t = (limits::JS_HEAP_BYTES / (1024 * 1024)) as u64)]
     pub js_heap_mb: u64,

@@ -53,7 +53,7 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    let exporting = init_logging(cli.debug, &cli.log_format, is_client, runtime.handle());
+    let exporting = init_logging(cli.debug, cli.trace_steps, &cli.log_format, is_client, runtime.handle());
     if cli.version {
         println!("toolgate {}", env!("CARGO_PKG_VERSION"));
         let layers = toolgate::sandbox::Sandbox::get().layers();
@@ -502,10 +502,12 @@ fn gateway(
 /// access log by default, debug with `--debug`/`TOOLGATE_DEBUG`, anything with
 /// `RUST_LOG`; one JSON object a line with `TOOLGATE_LOG_FORMAT=json`. A client command
 /// (`is_client`: shell, demo) leaves rmcp's own errors out: it reports them itself.
-/// With an OTLP endpoint set (`toolgate::telemetry`), toolgate's spans are also exported;
-/// the exporter is returned, to be flushed at exit.
+/// With an OTLP endpoint set (`toolgate::telemetry`), toolgate's spans are also exported
+/// (the steps of each call too with `trace_steps`); the exporter is returned, to be
+/// flushed at exit.
 fn init_logging(
     debug: bool,
+    trace_steps: bool,
     format: &str,
     is_client: bool,
     runtime: &tokio::runtime::Handle,
@@ -526,14 +528,9 @@ fn init_logging(
         "json" => fmt.json().with_filter(filter).boxed(),
         _ => fmt.with_filter(filter).boxed(),
     };
-    let (otel, exporting, refused) = match toolgate::telemetry::start(runtime) {
-        Ok(Some((layer, exporting))) => {
-            // Spans of toolgate's own, at info or above, whatever the log filter says.
-            let spans = tracing_subscriber::filter::filter_fn(|meta| {
-                meta.is_span() && meta.target().starts_with("toolgate") && *meta.level() <= tracing::Level::INFO
-            });
-            (Some(layer.with_filter(spans)), Some(exporting), None)
-        }
+    // Spans of toolgate's own, whatever the log filter says (`telemetry::exported`).
+    let (otel, exporting, refused) = match toolgate::telemetry::start(runtime, trace_steps) {
+        Ok(Some((layer, exporting))) => (Some(layer), Some(exporting), None),
         Ok(None) => (None, None, None),
         Err(e) => (None, None, Some(e)),
     };

@@ -330,7 +330,7 @@ impl Metrics {
     }
 
     /// Counts one answered request and its latency in seconds; `trace_id`, the trace of
-    /// the request when traces are exported, becomes its bucket's exemplar.
+    /// the request when it is exported (sampled), becomes its bucket's exemplar.
     pub fn request(&self, labels: &RequestLabels, seconds: f64, trace_id: Option<&str>) {
         self.requests.get_or_create(labels).inc();
         let exemplar = trace_id.map(|t| TraceLabel { trace_id: t.to_owned() });

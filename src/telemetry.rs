@@ -9,18 +9,21 @@
 //! cost what they cost before.
 //!
 //! A client's trace context (`traceparent`/`tracestate`, W3C Trace Context) becomes the
-//! parent of the span of its request ([`parent`]).
+//! parent of the span of its request ([`root`]). Which spans are exported, and that
+//! nothing under a root the sampler dropped is built, is [`exported`].
 
+pub mod exported;
 mod queue;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+use opentelemetry::trace::{SpanContext, TraceContextExt as _, TracerProvider as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::registry::LookupSpan as _;
 
 /// The service name spans carry when `OTEL_SERVICE_NAME` does not say one.
 const SERVICE: &str = "toolgate";
@@ -47,8 +50,13 @@ impl Exporting {
     }
 }
 
-/// The layer that turns toolgate's spans into OpenTelemetry spans.
-pub type Layer<S> = tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>;
+/// The layer that turns toolgate's spans into OpenTelemetry spans, behind the filter that
+/// says which ([`exported::Exported`]).
+pub type Layer<S> = tracing_subscriber::filter::Filtered<
+    tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>,
+    exported::Exported,
+    S,
+>;
 
 /// Whether the environment asks for traces: an OTLP endpoint, and the SDK not disabled.
 pub fn wanted() -> bool {
@@ -91,9 +99,9 @@ impl Protocol {
 
 /// The OpenTelemetry layer for the process's subscriber and the exporter behind it, when
 /// [`wanted`]; `Err` says why the exporter could not be built (the server runs without).
-/// A gRPC exporter's connection lives on `runtime`, which must outlive the exporter's
-/// shutdown.
-pub fn start<S>(runtime: &tokio::runtime::Handle) -> Result<Option<(Layer<S>, Exporting)>, String>
+/// `steps`: the steps of a call are exported too (`TOOLGATE_TRACE_STEPS`). A gRPC
+/// exporter's connection lives on `runtime`, which must outlive the exporter's shutdown.
+pub fn start<S>(runtime: &tokio::runtime::Handle, steps: bool) -> Result<Option<(Layer<S>, Exporting)>, String>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
@@ -154,18 +162,64 @@ where
         .with_threads(false)
         .with_location(false)
         .with_target(false);
+    let layer = tracing_subscriber::Layer::with_filter(layer, exported::Exported { steps });
     ON.store(true, Ordering::Relaxed);
     Ok(Some((layer, Exporting { provider })))
 }
 
-/// Makes the trace context in `carrier` (`traceparent`, `tracestate`) the parent of
-/// `span`; a carrier without a valid `traceparent` leaves it a root.
-pub fn parent(span: &tracing::Span, carrier: &HashMap<String, String>) {
+/// The trace context in `carrier` (`traceparent`, `tracestate`), when it holds a valid one.
+pub fn extract(carrier: &HashMap<String, String>) -> Option<opentelemetry::Context> {
     if !on() || !carrier.contains_key("traceparent") {
-        return;
+        return None;
     }
     let context = TraceContextPropagator::new().extract(carrier);
-    let _ = span.set_parent(context);
+    context.span().span_context().is_valid().then_some(context)
+}
+
+/// Opens `span`, a root span ([`exported::ROOTS`]: an HTTP or MCP request's), as the child
+/// of `parent` (a client's context; none: a trace of its own), lets the sampler decide
+/// it now, and keeps the decision where the spans under it look ([`exported`]: under a
+/// dropped root nothing more is built). Its context, sampled or not, when traces are
+/// exported.
+pub fn root(span: &tracing::Span, parent: Option<opentelemetry::Context>) -> Option<opentelemetry::Context> {
+    if !on() {
+        return None;
+    }
+    if let Some(parent) = parent {
+        let _ = span.set_parent(parent);
+    }
+    let context = span.context();
+    let span_context = context.span().span_context().clone();
+    if !span_context.is_valid() {
+        return None;
+    }
+    let root = exported::Root { context: span_context };
+    span.with_subscriber(|(id, dispatch)| {
+        let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
+        registry.span(id)?.extensions_mut().replace(root);
+        Some(())
+    });
+    Some(context)
+}
+
+/// The root ([`root`]) `span` is under, or is; for a span no layer keeps (one under a root
+/// the sampler dropped, with the log filter at its default), the current span's.
+fn root_of(span: &tracing::Span) -> Option<SpanContext> {
+    let current;
+    let span = if span.is_disabled() {
+        current = tracing::Span::current();
+        &current
+    } else {
+        span
+    };
+    span.with_subscriber(|(id, dispatch)| {
+        let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
+        registry
+            .span(id)?
+            .scope()
+            .find_map(|s| s.extensions().get::<exported::Root>().map(|r| r.context.clone()))
+    })
+    .flatten()
 }
 
 /// Whether this process exports spans ([`start`] built an exporter).
@@ -175,12 +229,21 @@ pub fn on() -> bool {
 
 /// The trace context of `span` as W3C Trace Context fields (`traceparent`, and
 /// `tracestate` when there is one), to pass on to the next hop; empty when no trace is
-/// exported.
+/// exported. A span that is not exported (its trace was not sampled) passes on its
+/// root's context, marked unsampled, so the next hop keeps the trace and the decision.
 pub fn carrier_of(span: &tracing::Span) -> HashMap<String, String> {
     let mut carrier = HashMap::new();
-    if on() {
-        TraceContextPropagator::new().inject_context(&span.context(), &mut carrier);
+    if !on() {
+        return carrier;
     }
+    let mut context = span.context();
+    if !context.span().span_context().is_valid() {
+        match root_of(span) {
+            Some(root) => context = opentelemetry::Context::new().with_remote_span_context(root),
+            None => return carrier,
+        }
+    }
+    TraceContextPropagator::new().inject_context(&context, &mut carrier);
     carrier
 }
 
@@ -202,39 +265,41 @@ pub fn inject(headers: &mut reqwest::header::HeaderMap) {
     }
 }
 
-/// The trace context an incoming HTTP request carries in its headers.
-pub fn from_headers(headers: &reqwest::header::HeaderMap) -> HashMap<String, String> {
-    let mut carrier = HashMap::new();
-    if on() {
-        for key in HEADERS {
-            if let Some(value) = headers.get(key).and_then(|v| v.to_str().ok()) {
-                carrier.insert(key.to_owned(), value.to_owned());
-            }
+/// The trace context an incoming HTTP request carries in its headers, when it carries a
+/// valid one and traces are exported.
+pub fn from_headers(headers: &reqwest::header::HeaderMap) -> Option<opentelemetry::Context> {
+    /// The headers as the propagator reads them.
+    struct Headers<'a>(&'a reqwest::header::HeaderMap);
+    impl opentelemetry::propagation::Extractor for Headers<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            self.0.get(key).and_then(|v| v.to_str().ok())
+        }
+        fn keys(&self) -> Vec<&str> {
+            self.0.keys().map(reqwest::header::HeaderName::as_str).collect()
         }
     }
-    carrier
+    if !on() || !headers.contains_key("traceparent") {
+        return None;
+    }
+    let context = TraceContextPropagator::new().extract(&Headers(headers));
+    context.span().span_context().is_valid().then_some(context)
 }
 
-/// The id of the trace `span` belongs to (32 hex digits), when traces are exported.
-pub fn trace_id_of(span: &tracing::Span) -> Option<String> {
+/// The id of the trace the current span belongs to (32 hex digits; its root's,
+/// [`root`]), when traces are exported: for the history entry of a run. Sampled or not,
+/// as the access log line's.
+pub fn trace_id() -> Option<String> {
     if !on() {
         return None;
     }
-    let context = span.context();
-    let span_context = context.span().span_context().clone();
-    span_context.is_valid().then(|| span_context.trace_id().to_string())
-}
-
-/// [`trace_id_of`] the current span: for the history entry of a run.
-pub fn trace_id() -> Option<String> {
-    trace_id_of(&tracing::Span::current())
+    root_of(&tracing::Span::current()).map(|root| root.trace_id().to_string())
 }
 
 /// The trace context of an HTTP request's server span, kept in the request's extensions
 /// so the MCP request it carries (handled by rmcp apart from the HTTP layers) continues
 /// that span.
-#[derive(Debug, Clone, Default)]
-pub struct Incoming(pub HashMap<String, String>);
+#[derive(Debug, Clone)]
+pub struct Incoming(pub opentelemetry::Context);
 
 /// The hosts a JavaScript `fetch` passes the run's trace context to
 /// (`TOOLGATE_FETCH_TRACE`): none by default, since a `traceparent` tells the server

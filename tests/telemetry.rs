@@ -1,7 +1,8 @@
 //! Traces over OpenTelemetry, received by a real OTLP/HTTP receiver that decodes them
 //! with the official protobuf definitions (`tests/telemetry/otlp_receiver.py`, on
 //! `opentelemetry-proto`): a tool call's span continues the client's trace, named and
-//! attributed per the MCP and GenAI conventions, with the run as its child; nothing is
+//! attributed per the MCP and GenAI conventions, with the run as its child and, by
+//! default, none of the steps that `TOOLGATE_TRACE_STEPS` adds; nothing is
 //! exported with `OTEL_SDK_DISABLED=true`; over HTTP each request is a server span whose
 //! MCP requests are its children, and the access log line, the history entry and the
 //! latency histogram's exemplar name the trace; a collector that never answers or is gone
@@ -83,6 +84,13 @@ impl Receiver {
 pub const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 pub const PARENT: &str = "00f067aa0ba902b7";
 
+/// The names of the spans of a call's steps, exported only with `TOOLGATE_TRACE_STEPS`,
+/// and of the access layer's log span, never exported.
+pub fn is_step(span: &Value) -> bool {
+    let name = span["name"].as_str().unwrap_or("");
+    ["admit", "run", "queue", "validate", "request"].contains(&name) || name.starts_with("execute ")
+}
+
 #[tokio::test]
 async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {
     let mut receiver = receiver().await;
@@ -125,17 +133,20 @@ async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {
         assert_eq!(attributes[key], value, "{key}: {call:#}");
     }
     assert!(attributes.get("error.type").is_none(), "{call:#}");
-    // The run is its child, in the same trace.
+    // The run (the tool's JavaScript) is its child, in the same trace.
     let call_id = call["span_id"].clone();
     let spans = receiver
-        .until(|got| got.iter().any(|s| s["name"] == "run" && s["parent_span_id"] == call_id))
+        .until(|got| {
+            got.iter()
+                .any(|s| s["name"] == "javascript" && s["parent_span_id"] == call_id)
+        })
         .await;
     let run = spans
         .iter()
-        .find(|s| s["name"] == "run" && s["parent_span_id"] == call_id)
+        .find(|s| s["name"] == "javascript" && s["parent_span_id"] == call_id)
         .unwrap();
     assert_eq!(run["trace_id"], TRACE, "{run:#}");
-    assert_eq!(run["attributes"]["tool"], "base64-codec", "{run:#}");
+    assert_eq!(run["attributes"]["toolgate.job"], "tool", "{run:#}");
     // The failed call is a trace of its own, its error typed by toolgate's code.
     let spans = receiver
         .until(|got| got.iter().any(|s| s["attributes"]["error.type"].is_string()))
@@ -152,6 +163,9 @@ async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {
     let ping = spans.iter().find(|s| s["name"] == "ping").unwrap();
     assert_eq!(ping["attributes"]["mcp.method.name"], "ping", "{ping:#}");
     assert_eq!(ping["trace_id"], TRACE, "{ping:#}");
+    // The last to end: every span is in. By default, no step of a call is a span.
+    let steps: Vec<&Value> = spans.iter().filter(|s| is_step(s)).collect();
+    assert!(steps.is_empty(), "{steps:#?}");
 }
 
 #[tokio::test]
@@ -173,7 +187,7 @@ async fn spans_go_over_grpc_when_the_protocol_says_grpc_and_an_unserved_protocol
     let span = spans.iter().find(|s| s["name"] == "tools/call base64-codec").unwrap();
     assert_eq!(span["transport"], "grpc", "{span:#}");
     assert_eq!(span["trace_id"], TRACE, "{span:#}");
-    assert!(spans.iter().any(|s| s["name"] == "run"), "{spans:#?}");
+    assert!(spans.iter().any(|s| s["name"] == "javascript"), "{spans:#?}");
     // The traces-only variable wins; a protocol toolgate does not serve is said, and
     // the call is answered all the same.
     let env = [

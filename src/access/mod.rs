@@ -438,7 +438,7 @@ pub async fn enforce(State((access, face)): State<(Access, Face)>, mut request: 
     // Every line logged while the request is answered names its principal (the key's
     // id, never the key).
     // At warn level, so the default filter (warnings) keeps it on the lines it passes.
-    let span = tracing::warn_span!("request", principal = %principal.id);
+    let span = tracing::warn_span!(target: crate::telemetry::exported::LOG_ONLY, "request", principal = %principal.id);
     request.extensions_mut().insert(principal.clone());
     let mut answer = next.run(request).instrument(span).await;
     // For the access log line, written outside this layer.

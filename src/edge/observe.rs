@@ -18,6 +18,7 @@ use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use opentelemetry::trace::TraceContextExt as _;
 use tracing::Instrument;
 
 use crate::access::Principal;
@@ -66,21 +67,22 @@ pub async fn observe(mut request: Request, next: Next) -> Response {
     let span = tracing::info_span!(
         target: "toolgate::http",
         "HTTP",
-        otel.name = %format!("{method} {route}"),
+        otel.name = %format_args!("{method} {route}"),
         otel.kind = "server",
         http.request.method = method,
-        http.route = %route,
+        http.route = route.as_str(),
         http.response.status_code = tracing::field::Empty,
         error.type = tracing::field::Empty,
     );
-    let trace = if crate::telemetry::on() {
-        crate::telemetry::parent(&span, &crate::telemetry::from_headers(request.headers()));
-        request
-            .extensions_mut()
-            .insert(crate::telemetry::Incoming(crate::telemetry::carrier_of(&span)));
-        crate::telemetry::trace_id_of(&span)
-    } else {
-        None
+    // The trace id (sampled or not) for the log line; the latency bucket's exemplar only
+    // for a trace that is exported.
+    let (trace, sampled) = match crate::telemetry::root(&span, crate::telemetry::from_headers(request.headers())) {
+        Some(context) => {
+            let span_context = context.span().span_context().clone();
+            request.extensions_mut().insert(crate::telemetry::Incoming(context));
+            (Some(span_context.trace_id().to_string()), span_context.is_sampled())
+        }
+        None => (None, false),
     };
     let mut answer = next.run(request).instrument(span.clone()).await;
     let elapsed = clock.elapsed();
@@ -107,7 +109,7 @@ pub async fn observe(mut request: Request, next: Next) -> Response {
         "request"
     );
     let labels = RequestLabels { route, method, status };
-    metrics::get().request(&labels, elapsed.as_secs_f64(), trace.as_deref());
+    metrics::get().request(&labels, elapsed.as_secs_f64(), trace.as_deref().filter(|_| sampled));
     answer
 }
 /// A duration as the access log writes it: milliseconds to the microsecond

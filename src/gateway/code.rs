@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::{Caller, Gateway, Placing, Reach, Run, Ticket};
 use crate::access::Scope;
@@ -155,12 +156,27 @@ impl Tools for Inner<'_> {
                     entry.name()
                 )));
             }
-            let ticket: Result<Ticket, Error> = self.gateway.begin(&self.caller, &entry, Placing::Parent).await;
-            let run = self
-                .gateway
-                .call_placed(&self.caller, &entry, params, (ticket, Placing::Parent), cancel)
-                .await;
-            answered(run)
+            // The inner call's span (GenAI's `execute_tool`), under the snippet's run.
+            let span = tracing::info_span!(
+                "execute_tool",
+                otel.name = %format_args!("execute_tool {}", entry.name()),
+                gen_ai.operation.name = "execute_tool",
+                gen_ai.tool.name = entry.name(),
+                error.type = tracing::field::Empty,
+            );
+            let call = async {
+                let ticket: Result<Ticket, Error> = self.gateway.begin(&self.caller, &entry, Placing::Parent).await;
+                let run = self
+                    .gateway
+                    .call_placed(&self.caller, &entry, params, (ticket, Placing::Parent), cancel)
+                    .await;
+                answered(run)
+            };
+            let answer = call.instrument(span.clone()).await;
+            if let Err(e) = &answer {
+                span.record("error.type", e.code());
+            }
+            answer
         })
     }
 

@@ -35,6 +35,7 @@ use crate::history::{Sent, Size};
 use crate::limits::{LARGE_PARAMS_VALUES, Limits};
 use crate::registry::{Builtins, Entry};
 use crate::search::Meaning;
+use crate::telemetry::exported::STEP;
 use record::{keep, record};
 
 /// Who is asking for a tool by name, which decides what the name may reach.
@@ -337,7 +338,7 @@ impl Gateway {
             Entry::Builtin(_) => Scope::Runtimes,
             Entry::Catalogue { .. } | Entry::Upstream { .. } => Scope::Run,
         };
-        let span = tracing::info_span!("admit", error.type = tracing::field::Empty);
+        let span = tracing::info_span!(target: STEP, "admit", error.type = tracing::field::Empty);
         let admitted = async {
             // Every path resolves among the caller's tools already; this holds it for
             // an entry resolved any other way.
@@ -413,8 +414,10 @@ impl Gateway {
         };
         // Every line logged while the run goes names it, its tool and its principal (the
         // key's id, never the key; none over stdio). At warn level, so the default filter
-        // (warnings) keeps the span on the lines it lets through.
-        let span = tracing::warn_span!("run", run = %id, tool = %entry.name(), principal = tracing::field::Empty, request = tracing::field::Empty, parent = tracing::field::Empty);
+        // (warnings) keeps the span on the lines it lets through. Exported as a step of
+        // the call (`TOOLGATE_TRACE_STEPS`), like the admission, queue, validation and
+        // execution spans around and under it.
+        let span = tracing::warn_span!(target: STEP, "run", run = %id, tool = %entry.name(), principal = tracing::field::Empty, request = tracing::field::Empty, parent = tracing::field::Empty);
         if let Some(principal) = caller.principal() {
             span.record("principal", tracing::field::display(&principal.id));
         }
@@ -467,7 +470,7 @@ impl Gateway {
         let (answer, read, params) = match placed {
             Err(e) => (Answer::refused(e), false, params),
             Ok(_place) => match validate(entry, params)
-                .instrument(tracing::info_span!("validate"))
+                .instrument(tracing::info_span!(target: STEP, "validate"))
                 .await
             {
                 (Err(e), params) => (Answer::refused(e), true, params),
@@ -506,7 +509,7 @@ impl Gateway {
         let (Some(limiter), Some(principal)) = (&self.limiter, caller.principal()) else {
             return Ok(None);
         };
-        let span = tracing::info_span!("queue", toolgate.queue = "runs at once", error.type = tracing::field::Empty);
+        let span = tracing::info_span!(target: STEP, "queue", toolgate.queue = "runs at once", error.type = tracing::field::Empty);
         let placed = async {
             tokio::select! {
                 placed = limiter.place(principal) => placed.map(Some).inspect_err(|e| {
@@ -545,8 +548,9 @@ impl Gateway {
         };
         let family = entry.backend().family();
         let span = tracing::info_span!(
+            target: STEP,
             "execute",
-            otel.name = %format!("execute {family}"),
+            otel.name = %format_args!("execute {family}"),
             toolgate.family = family,
             error.type = tracing::field::Empty,
         );

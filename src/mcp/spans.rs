@@ -89,8 +89,8 @@ pub(super) fn request(
     if !crate::telemetry::on() {
         return span;
     }
-    let (carrier, session) = trace_context(context, meta);
-    crate::telemetry::parent(&span, &carrier);
+    let (parent, session) = trace_context(context, meta);
+    crate::telemetry::root(&span, parent);
     if let Some(session) = session {
         span.record("mcp.session.id", session);
     }
@@ -131,28 +131,28 @@ pub(super) fn record_call(span: &Span, answer: &Result<CallToolResponse, McpErro
 fn trace_context(
     context: &RequestContext<RoleServer>,
     meta: Option<&RequestMetaObject>,
-) -> (HashMap<String, String>, Option<String>) {
+) -> (Option<opentelemetry::Context>, Option<String>) {
     let parts = context.extensions.get::<axum::http::request::Parts>();
     let mut carrier = HashMap::new();
     for key in crate::telemetry::HEADERS {
         let from_meta = [Some(&context.meta), meta]
             .into_iter()
             .flatten()
-            .find_map(|m| m.get(key).and_then(Value::as_str).map(str::to_owned));
+            .find_map(|m| m.get(key).and_then(Value::as_str));
         if let Some(value) = from_meta {
-            carrier.insert(key.to_owned(), value);
+            carrier.insert(key.to_owned(), value.to_owned());
         }
     }
-    if carrier.is_empty()
-        && let Some(incoming) = parts.and_then(|p| p.extensions.get::<crate::telemetry::Incoming>())
-    {
-        carrier = incoming.0.clone();
-    }
+    let parent = crate::telemetry::extract(&carrier).or_else(|| {
+        parts
+            .and_then(|p| p.extensions.get::<crate::telemetry::Incoming>())
+            .map(|incoming| incoming.0.clone())
+    });
     let session = parts
         .and_then(|p| p.headers.get("mcp-session-id"))
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    (carrier, session)
+    (parent, session)
 }
 
 #[cfg(test)]

@@ -316,7 +316,7 @@ impl Js {
             () = tokio::time::sleep_until(until.into()) => {
                 return (Err(self.queue_timeout()), Captured::default());
             }
-            places = self.places(party).instrument(tracing::info_span!("queue", toolgate.queue = "javascript")) => places,
+            places = self.places(party).instrument(tracing::info_span!(target: crate::telemetry::exported::STEP, "queue", toolgate.queue = "javascript")) => places,
         };
         let _places: Places = match places {
             Ok(p) => p,
