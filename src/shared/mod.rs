@@ -186,8 +186,9 @@ impl Shared {
     /// line said if they fail), to travel with this replica's next exchange with Redis:
     /// a call's record and its place given back ride with the SSE event of its answer,
     /// in one round trip. Sent on their own after [`REDIS_LATER_WAIT`] if no exchange
-    /// comes first. The answer hears when Redis has applied them (dropped if they
-    /// failed). Every exchange sends the writes waiting first, so a read this replica
+    /// comes first. The answer hears when Redis has answered them (a write Redis
+    /// refused is said on stderr and counted); it is dropped when the exchange carrying
+    /// them failed. Every exchange sends the writes waiting first, so a read this replica
     /// makes later sees them. Past [`REDIS_LATER_MAX`] waiting, `commands` are dropped,
     /// said and counted as a failed write.
     pub fn later(
