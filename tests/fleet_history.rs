@@ -9,21 +9,29 @@ use serde_json::{Value, json};
 use crate::http::{HttpGate, Session};
 use crate::redis_server::{MACHINE, prefix};
 
-#[tokio::test]
-async fn a_fleet_sessions_history_is_numbered_kept_and_read_in_redis() {
-    let prefix = prefix("history");
+/// A replica on the machine's Redis under a prefix of its own (`name`), a session on it
+/// idling at most a minute, and a connection to that Redis: the prefix, the replica, the
+/// session and the connection.
+async fn replica(name: &str) -> (String, HttpGate, Session, redis::aio::MultiplexedConnection) {
+    let prefix = prefix(name);
     let gate = HttpGate::start(&[
         ("TOOLGATE_REDIS", MACHINE),
         ("TOOLGATE_REDIS_PREFIX", &prefix),
         ("TOOLGATE_HTTP_SESSION_IDLE_MS", "60000"),
     ])
     .await;
-    let mut session = Session::open(&gate.url).await;
-    let mut redis = redis::Client::open(MACHINE)
+    let session = Session::open(&gate.url).await;
+    let redis = redis::Client::open(MACHINE)
         .unwrap()
         .get_multiplexed_async_connection()
         .await
         .unwrap();
+    (prefix, gate, session, redis)
+}
+
+#[tokio::test]
+async fn a_fleet_sessions_history_is_numbered_kept_and_read_in_redis() {
+    let (prefix, _gate, mut session, mut redis) = replica("history").await;
     let base = format!("{prefix}history:{}:", session.id);
     let secret = json!({"mode": "encode", "input": "hi", "api_key": "sk-live-0123456789"});
     for _ in 0..3 {
@@ -135,19 +143,7 @@ async fn exchanges(http: &reqwest::Client, mcp_url: &str) -> u64 {
 
 #[tokio::test]
 async fn a_tool_call_makes_three_round_trips_and_its_answer_comes_after_its_record_and_place_reached_redis() {
-    let prefix = prefix("trips");
-    let gate = HttpGate::start(&[
-        ("TOOLGATE_REDIS", MACHINE),
-        ("TOOLGATE_REDIS_PREFIX", &prefix),
-        ("TOOLGATE_HTTP_SESSION_IDLE_MS", "60000"),
-    ])
-    .await;
-    let mut session = Session::open(&gate.url).await;
-    let mut redis = redis::Client::open(MACHINE)
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let (prefix, gate, mut session, mut redis) = replica("trips").await;
     let http = reqwest::Client::new();
     let base = format!("{prefix}history:{}:", session.id);
     let calls = 10u64;
