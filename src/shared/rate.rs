@@ -212,13 +212,13 @@ impl Rates {
     /// takes from it with something else ([`super::sessions::Ledger::enter`]); `None` at
     /// 0 a minute, which admits nothing.
     pub fn bucket(&self, name: &str, per_minute: u32) -> Option<Bucket> {
-        (per_minute > 0).then(|| {
-            let (interval, full) = rate_args(per_minute);
-            Bucket {
-                key: self.shared.key(&format!("rate:{name}:{per_minute}")),
-                interval,
-                full,
-            }
+        // GCRA's arguments: microseconds between two calls (fractional), and of a full
+        // bucket (a minute).
+        let minute_us: u64 = 60_000_000;
+        (per_minute > 0).then(|| Bucket {
+            key: self.shared.key(&format!("rate:{name}:{per_minute}")),
+            interval: format!("{:.6}", minute_us as f64 / f64::from(per_minute)),
+            full: minute_us,
         })
     }
 
@@ -226,13 +226,11 @@ impl Rates {
     /// `Ok(None)` when admitted, `Ok(Some(wait))` when refused until then,
     /// `SHARED_STATE_UNAVAILABLE` when Redis cannot say.
     pub async fn take(&self, bucket: &str, per_minute: u32) -> Result<Option<Duration>, Error> {
-        if per_minute == 0 {
+        let Some(bucket) = self.bucket(bucket, per_minute) else {
             return Ok(Some(Duration::from_secs(60)));
-        }
-        let (interval, full) = rate_args(per_minute);
-        let key = self.shared.key(&format!("rate:{bucket}:{per_minute}"));
-        let mut call = self.gcra.key(key);
-        call.arg(interval).arg(full);
+        };
+        let mut call = self.gcra.key(&bucket.key);
+        call.arg(&bucket.interval).arg(bucket.full);
         let wait_us: u64 = self.shared.script(&call).await?;
         Ok((wait_us > 0).then(|| Duration::from_micros(wait_us)))
     }
@@ -250,22 +248,21 @@ impl Rates {
         counter: Option<&Counter>,
         places: Option<(&str, usize)>,
     ) -> Result<Result<Begun, Duration>, Error> {
-        if per_minute == 0 {
+        let Some(bucket) = self.bucket(bucket, per_minute) else {
             return Ok(Err(Duration::from_secs(60)));
-        }
-        let (interval, full) = rate_args(per_minute);
+        };
         let place_key = places.map(|(name, _)| self.shared.key(&format!("places:{name}")));
         let id = lease_id();
         let life_us = u64::try_from(REDIS_LEASE_TTL.as_micros()).unwrap_or(u64::MAX);
-        let bucket_key = self.shared.key(&format!("rate:{bucket}:{per_minute}"));
-        let mut call = self.begin.key(&bucket_key);
+        let bucket_key = bucket.key.as_str();
+        let mut call = self.begin.key(bucket_key);
         // Keys a part does not use are named all the same (the bucket's), so the script
         // declares every key it may touch.
-        call.key(counter.map_or(bucket_key.as_str(), |c| c.next.as_str()))
-            .key(counter.map_or(bucket_key.as_str(), |c| c.began.as_str()))
-            .key(place_key.as_deref().unwrap_or(bucket_key.as_str()))
-            .arg(interval)
-            .arg(full)
+        call.key(counter.map_or(bucket_key, |c| c.next.as_str()))
+            .key(counter.map_or(bucket_key, |c| c.began.as_str()))
+            .key(place_key.as_deref().unwrap_or(bucket_key))
+            .arg(&bucket.interval)
+            .arg(bucket.full)
             .arg(u8::from(counter.is_some()))
             .arg(counter.map_or("", |c| c.began_at.as_str()))
             .arg(counter.map_or(1, |c| c.life_ms.max(1)))
@@ -342,14 +339,6 @@ impl Rates {
         });
         lease
     }
-}
-
-/// The GCRA arguments of a bucket at `per_minute` (> 0): microseconds between two calls
-/// (fractional), and of a full bucket (a minute).
-fn rate_args(per_minute: u32) -> (String, u64) {
-    let minute_us: u64 = 60_000_000;
-    let interval = minute_us as f64 / f64::from(per_minute);
-    (format!("{interval:.6}"), minute_us)
 }
 
 /// A lease id no other run of the fleet holds: 128 random bits.
