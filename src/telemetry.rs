@@ -1,8 +1,9 @@
 //! Traces over OpenTelemetry: when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set and `OTEL_SDK_DISABLED` is not `true`,
 //! toolgate's spans (`tracing`, target `toolgate…`) are exported over OTLP — HTTP with
-//! protobuf, or gRPC when `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (or
-//! `OTEL_EXPORTER_OTLP_PROTOCOL`) says `grpc` — by the official SDK's batch processor,
+//! protobuf ([`otlp`], written by [`proto`]), or gRPC (`opentelemetry-otlp`) when
+//! `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (or `OTEL_EXPORTER_OTLP_PROTOCOL`) says `grpc`
+//! — by the official SDK's batch processor,
 //! configured by the standard variables (`OTEL_EXPORTER_OTLP_HEADERS`,
 //! `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` and its
 //! argument, `OTEL_BSP_*`). Unset, there is no exporter and no OpenTelemetry layer: spans
@@ -13,6 +14,8 @@
 //! nothing under a root the sampler dropped is built, is [`exported`].
 
 pub mod exported;
+mod otlp;
+mod proto;
 mod queue;
 
 use std::collections::HashMap;
@@ -108,16 +111,29 @@ where
     if !wanted() {
         return Ok(None);
     }
-    let built = match Protocol::from_env()? {
-        Protocol::HttpProtobuf => opentelemetry_otlp::SpanExporter::builder().with_http().build(),
+    match Protocol::from_env()? {
+        Protocol::HttpProtobuf => provide(otlp::HttpExporter::from_env()?, steps),
         Protocol::Grpc => {
             // tonic's channel is made on the runtime (its connection is a task there);
             // the batch processor's thread hands it each export.
-            let _inside = runtime.enter();
-            opentelemetry_otlp::SpanExporter::builder().with_tonic().build()
+            let built = {
+                let _inside = runtime.enter();
+                opentelemetry_otlp::SpanExporter::builder().with_tonic().build()
+            };
+            provide(
+                built.map_err(|e| format!("cannot build the OTLP trace exporter: {e}"))?,
+                steps,
+            )
         }
-    };
-    let exporter = built.map_err(|e| format!("cannot build the OTLP trace exporter: {e}"))?;
+    }
+}
+
+/// The layer and exporter of [`start`], exporting with `exporter`.
+fn provide<S, E>(exporter: E, steps: bool) -> Result<Option<(Layer<S>, Exporting)>, String>
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+    E: opentelemetry_sdk::trace::SpanExporter + 'static,
+{
     let mut resource = opentelemetry_sdk::Resource::builder();
     if std::env::var("OTEL_SERVICE_NAME").is_err() {
         resource = resource.with_service_name(SERVICE);

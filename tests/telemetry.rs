@@ -104,6 +104,8 @@ async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {
     let env = [
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
         ("OTEL_SERVICE_NAME", "toolgate-under-test"),
+        // A collector's key, percent-encoded as the specification has it.
+        ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=k%20ey%3D1,other=2"),
     ];
     // The server exits when the exchange ends, exporting what it holds.
     let (lines, stderr) = raw_exchange(&env, &calls).await;
@@ -123,6 +125,8 @@ async fn a_tool_call_continues_the_clients_trace_with_the_run_as_its_child() {
     assert_eq!(call["parent_span_id"], PARENT, "the client's span is its parent");
     assert_eq!(call["service"], "toolgate-under-test");
     assert_eq!(call["kind"], 2, "a server span");
+    assert_eq!(call["path"], "/v1/traces", "the base endpoint's traces path");
+    assert_eq!(call["api_key"], "k ey=1", "OTEL_EXPORTER_OTLP_HEADERS, decoded");
     let attributes = &call["attributes"];
     for (key, value) in [
         ("mcp.method.name", json!("tools/call")),

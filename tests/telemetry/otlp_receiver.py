@@ -3,7 +3,8 @@
 protobuf definitions (opentelemetry-proto) — a POST /v1/traces body over HTTP, or with
 `--grpc` a TraceService/Export call over gRPC (grpcio) — and prints one JSON line per span
 on stdout: trace_id, span_id, parent_span_id, name, kind and attributes (strings, ints,
-bools, doubles), plus the resource's service.name and the transport it came by.
+bools, doubles), plus the resource's service.name, the transport it came by and, over
+HTTP, the path posted to and the export's `x-api-key` header (null when absent).
 
 Usage: python3 otlp_receiver.py [--grpc]    (prints "listening PORT" first; accepts each
 export; ends when stdin closes)
@@ -26,7 +27,7 @@ def value_of(any_value):
     return getattr(any_value, kind) if kind else None
 
 
-def report(request, transport: str) -> None:
+def report(request, transport: str, extra: dict | None = None) -> None:
     """Prints each span of an ExportTraceServiceRequest as one JSON line."""
     for resource_spans in request.resource_spans:
         resource = {a.key: value_of(a.value) for a in resource_spans.resource.attributes}
@@ -41,6 +42,7 @@ def report(request, transport: str) -> None:
                     "kind": span.kind,
                     "attributes": {a.key: value_of(a.value) for a in span.attributes},
                     "transport": transport,
+                    **(extra or {}),
                 }
                 with lock:
                     print(json.dumps(line), flush=True)
@@ -52,7 +54,7 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         request = trace_service_pb2.ExportTraceServiceRequest()
         request.ParseFromString(body)
-        report(request, "http")
+        report(request, "http", {"path": self.path, "api_key": self.headers.get("x-api-key")})
         answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
         self.send_response(200)
         self.send_header("content-type", "application/x-protobuf")
