@@ -80,9 +80,7 @@ fn percent_decoded(value: &str) -> Option<String> {
 pub(super) fn add_headers(headers: &mut HeaderMap, name: &str, list: &str) -> Result<(), String> {
     for pair in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = |key: &str| format!("{name}: \"{key}\" is not a header: give key=value,...");
-        let (key, value) = pair
-            .split_once('=')
-            .ok_or_else(|| bad(pair.split('=').next().unwrap_or("")))?;
+        let (key, value) = pair.split_once('=').ok_or_else(|| bad(pair))?;
         let key = key.trim();
         let header = HeaderName::from_bytes(key.as_bytes()).map_err(|_| bad(key))?;
         let value = percent_decoded(value.trim())

@@ -49,6 +49,14 @@ fn bytes(out: &mut Vec<u8>, field: u32, value: &[u8]) {
     out.extend_from_slice(value);
 }
 
+/// `AnyValue.string_value` (field 1), written even when empty: an empty string is still
+/// a string value.
+fn string_value(out: &mut Vec<u8>, text: &str) {
+    key(out, 1, BYTES);
+    varint(out, text.len() as u64);
+    out.extend_from_slice(text.as_bytes());
+}
+
 fn uint(out: &mut Vec<u8>, field: u32, value: u64) {
     if value != 0 {
         key(out, field, VARINT);
@@ -86,12 +94,7 @@ fn nanos(time: SystemTime) -> u64 {
 /// An `AnyValue`'s contents.
 fn any_value(out: &mut Vec<u8>, value: &Value) {
     match value {
-        Value::String(s) => {
-            // A present but empty string is still a string value.
-            key(out, 1, BYTES);
-            varint(out, s.as_str().len() as u64);
-            out.extend_from_slice(s.as_str().as_bytes());
-        }
+        Value::String(s) => string_value(out, s.as_str()),
         Value::Bool(b) => {
             key(out, 2, VARINT);
             varint(out, u64::from(*b));
@@ -102,12 +105,7 @@ fn any_value(out: &mut Vec<u8>, value: &Value) {
         }
         Value::F64(f) => fixed64(out, 4, f.to_bits()),
         Value::Array(array) => message(out, 5, |out| array_value(out, array)),
-        other => {
-            let text = other.as_str();
-            key(out, 1, BYTES);
-            varint(out, text.len() as u64);
-            out.extend_from_slice(text.as_bytes());
-        }
+        other => string_value(out, &other.as_str()),
     }
 }
 
@@ -123,16 +121,10 @@ fn array_value(out: &mut Vec<u8>, array: &Array) {
         Array::F64(v) => v
             .iter()
             .for_each(|f| message(out, 1, |o| any_value(o, &Value::F64(*f)))),
-        Array::String(v) => v.iter().for_each(|s| {
-            message(out, 1, |o| {
-                key(o, 1, BYTES);
-                varint(o, s.as_str().len() as u64);
-                o.extend_from_slice(s.as_str().as_bytes());
-            });
-        }),
+        Array::String(v) => v.iter().for_each(|s| message(out, 1, |o| string_value(o, s.as_str()))),
         other => {
             let text = other.to_string();
-            message(out, 1, |o| bytes(o, 1, text.as_bytes()));
+            message(out, 1, |o| string_value(o, &text));
         }
     }
 }
